@@ -1,0 +1,46 @@
+"""zoo: attention-based neural machine translation for Keras 3 and TensorFlow."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="zoo-nmt",
+    version="0.1.0",
+    description=(
+        "A Keras 3 / TensorFlow model zoo for attention-based neural machine "
+        "translation: attention layers, encoder-decoder presets, beam search, "
+        "TF Serving export."
+    ),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["zoo", "zoo.*", "recipes", "recipes.*", "serving", "serving.*"]),
+    package_data={"serving": ["*.config", "*.txt"]},
+    install_requires=[
+        "tensorflow>=2.16",
+        "keras>=3.3",
+        "numpy>=1.26",
+        "absl-py>=2.0",
+        "ml-collections>=0.1.1",
+        "sacrebleu>=2.4",
+        "babel>=2.14",
+        "matplotlib>=3.8",
+        "starlette>=0.37",
+        "uvicorn>=0.29",
+        "httpx>=0.27",
+    ],
+    extras_require={
+        "test": [
+            "pytest>=8.0",
+            "jax[cpu]>=0.4.30",
+        ],
+    },
+    entry_points={
+        "console_scripts": [
+            "zoo-train=recipes.train:run",
+            "zoo-eval=recipes.evaluate:run",
+            "zoo-export=recipes.export:run",
+            "zoo-translate=recipes.translate:run",
+            "zoo-serve=serving.server:run",
+        ],
+    },
+)
