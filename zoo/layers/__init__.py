@@ -1,0 +1,19 @@
+"""Attention layers: every score function of the attention-based NMT literature."""
+
+from zoo.layers.additive_attention import AdditiveAttention, BahdanauAttention
+from zoo.layers.base_attention import BaseAttention
+from zoo.layers.concat_attention import ConcatAttention
+from zoo.layers.dot_attention import DotAttention
+from zoo.layers.general_attention import GeneralAttention, MultiplicativeAttention
+from zoo.layers.reduced_rank_attention import ReducedRankAttention
+
+__all__ = [
+    "AdditiveAttention",
+    "BahdanauAttention",
+    "BaseAttention",
+    "ConcatAttention",
+    "DotAttention",
+    "GeneralAttention",
+    "MultiplicativeAttention",
+    "ReducedRankAttention",
+]

@@ -1,0 +1,145 @@
+"""The shared machinery of every attention variant: masking, softmax, weighted sum."""
+
+import keras
+from keras import ops
+
+# Masked scores are set to this before the softmax, which always runs in float32
+# (so the constant is safe whatever the compute dtype), then multiplied by the mask
+# so that masked weights are exactly 0.
+_MASKED_SCORE = -1e9
+
+
+class BaseAttention(keras.layers.Layer):
+    """Base class of the attention layers: subclasses override only the score.
+
+    Given a query `s` and values `h_1..h_Tv`, a subclass defines the score
+    `e_i = score(s, h_i)`; this class turns the scores into weights
+    `a = softmax(e)` over the real (unmasked) values and returns the context
+    `c = sum_i a_i h_i`.
+
+    Subclasses implement:
+      - `build_projections(query_dim, value_dim)`: create the weights.
+      - `precompute(value)`: the value-side part of the score, `(B, Tv, Dv) ->
+        (B, Tv, Dk)`; the identity by default. Decoders call it once per sentence
+        and pass the result as `keys=` at every step.
+      - `score(query, keys)`: `(B, Tq, Dq), (B, Tv, Dk) -> (B, Tq, Tv)`.
+
+    Args:
+        dropout: float in [0, 1), dropout rate on the attention weights during
+            training. 0 (no dropout) by default, as in the papers.
+        **kwargs: standard `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `(B, Dq)` for one decoder step or `(B, Tq, Dq)` for all steps.
+        value: `(B, Tv, Dv)`, the encoder outputs.
+        mask: optional bool `(B, Tv)`, True for real tokens. Masked positions get
+            weight exactly 0; a row with no real token gets all-zero weights and a
+            zero context.
+        keys: optional `(B, Tv, Dk)`, the result of `precompute(value)`, to skip
+            re-projecting the values at every decoding step.
+        training: bool, whether dropout is active.
+
+    Returns:
+        `(context, weights)`: `(B, Dv)` and `(B, Tv)` for a 2D query;
+        `(B, Tq, Dv)` and `(B, Tq, Tv)` for a 3D query.
+    """
+
+    def __init__(self, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"{type(self).__name__}: `dropout` must be in [0, 1), received dropout={dropout}."
+            )
+        self.dropout = float(dropout)
+        self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+
+    # -- to override -------------------------------------------------------------
+    def build_projections(self, query_dim, value_dim):
+        """Creates the score's weights; nothing by default."""
+
+    def precompute(self, value):
+        """Returns the value-side part of the score, `(B, Tv, Dv) -> (B, Tv, Dk)`."""
+        return value
+
+    def score(self, query, keys):
+        """Returns the scores `(B, Tq, Tv)` for `query (B, Tq, Dq)`, `keys (B, Tv, Dk)`."""
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------
+    def build(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
+        query_shape = tuple(query_shape)
+        value_shape = tuple(value_shape)
+        if len(query_shape) not in (2, 3):
+            raise ValueError(
+                f"{self.name}: query must have shape (B, Dq) or (B, Tq, Dq), "
+                f"received shape {query_shape}."
+            )
+        if len(value_shape) != 3:
+            raise ValueError(
+                f"{self.name}: value must have shape (B, Tv, Dv), received shape {value_shape}."
+            )
+        if query_shape[-1] is None or value_shape[-1] is None:
+            raise ValueError(
+                f"{self.name}: the last dimension of query and value must be known, "
+                f"received query {query_shape} and value {value_shape}."
+            )
+        self.build_projections(int(query_shape[-1]), int(value_shape[-1]))
+        self._dropout_layer.build(None)
+        self.built = True
+
+    def _cast(self, variable):
+        # Outside __call__ (e.g. precompute) Keras does not autocast variables.
+        return ops.cast(variable, self.compute_dtype)
+
+    def _check_built(self, method):
+        if not self.built:
+            raise ValueError(
+                f"{self.name}: call the layer once (or `build(query_shape, value_shape)`) "
+                f"before `{method}`; it was called on an unbuilt layer."
+            )
+
+    def _check_mask(self, mask, value):
+        mask_shape = tuple(mask.shape)
+        value_shape = tuple(value.shape)
+        if len(mask_shape) != 2 or any(
+            m is not None and v is not None and m != v
+            for m, v in zip(mask_shape, value_shape[:2])
+        ):
+            raise ValueError(
+                f"{self.name}: mask must be bool with shape (B, Tv) = {value_shape[:2]} "
+                f"matching value {value_shape}, received mask of shape {mask_shape}."
+            )
+
+    def call(self, query, value, mask=None, keys=None, training=None):
+        single_step = len(query.shape) == 2
+        if single_step:
+            query = ops.expand_dims(query, 1)  # (B, 1, Dq)
+        if keys is None:
+            keys = self.precompute(value)  # (B, Tv, Dk)
+        scores = ops.cast(self.score(query, keys), "float32")  # (B, Tq, Tv)
+        if mask is not None:
+            self._check_mask(mask, value)
+            mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, Tv)
+            scores = ops.where(mask, scores, _MASKED_SCORE)
+        weights = ops.softmax(scores, axis=-1)
+        if mask is not None:
+            weights = weights * ops.cast(mask, "float32")  # exact zeros, all-masked rows too
+        weights = ops.cast(weights, self.compute_dtype)
+        weights = self._dropout_layer(weights, training=training)
+        context = ops.matmul(weights, value)  # (B, Tq, Dv)
+        if single_step:
+            return ops.squeeze(context, 1), ops.squeeze(weights, 1)
+        return context, weights
+
+    def compute_output_shape(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
+        context_shape = tuple(query_shape[:-1]) + (value_shape[-1],)
+        weights_shape = tuple(query_shape[:-1]) + (value_shape[1],)
+        return context_shape, weights_shape
+
+    def compute_mask(self, query, value, mask=None, keys=None):
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"dropout": self.dropout})
+        return config

@@ -1,0 +1,57 @@
+"""Luong's general (multiplicative) attention."""
+
+import keras
+from keras import ops
+
+from zoo.layers.base_attention import BaseAttention
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class GeneralAttention(BaseAttention):
+    """Multiplicative attention: `e_i = s^T W h_i`.
+
+    `W` has shape `(Dq, Dv)` in the equation; it is stored transposed as
+    `kernel` `(Dv, Dq)` so that `precompute(h) = h @ kernel = (W h_i)_i`, the
+    value side computed once per sentence, and each step costs one dot product
+    per source position.
+
+    Args:
+        kernel_initializer: initializer of `kernel`, "glorot_uniform" by default.
+        dropout: dropout rate on the attention weights, 0 by default.
+
+    Call arguments and shapes: see `BaseAttention`. query `(B, Dq)` or
+    `(B, Tq, Dq)`, value `(B, Tv, Dv)`, mask bool `(B, Tv)`.
+
+    Example:
+    >>> layer = zoo.layers.GeneralAttention()
+    >>> context, weights = layer(np.ones((2, 4, 16)), np.ones((2, 5, 8)))
+    >>> context.shape, weights.shape
+    ((2, 4, 8), (2, 4, 5))
+
+    Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based
+    Neural Machine Translation", EMNLP 2015, section 3.1 ("general").
+    """
+
+    def __init__(self, kernel_initializer="glorot_uniform", dropout=0.0, **kwargs):
+        super().__init__(dropout=dropout, **kwargs)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+
+    def build_projections(self, query_dim, value_dim):
+        self.kernel = self.add_weight(
+            name="kernel", shape=(value_dim, query_dim), initializer=self.kernel_initializer
+        )
+
+    def precompute(self, value):
+        self._check_built("precompute")
+        return ops.matmul(value, self._cast(self.kernel))  # (B, Tv, Dq)
+
+    def score(self, query, keys):
+        return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"kernel_initializer": keras.initializers.serialize(self.kernel_initializer)})
+        return config
+
+
+MultiplicativeAttention = GeneralAttention
