@@ -53,7 +53,7 @@ class AdditiveAttention(BaseAttention):
 
     def precompute(self, value):
         self._check_built("precompute")
-        return ops.matmul(value, self._cast(self.value_kernel))  # (B, Tv, units)
+        return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, units)
 
     def score(self, query, keys):
         projected = ops.matmul(query, self._cast(self.query_kernel))  # (B, Tq, units)

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-# Masked scores are set to this before the softmax, which always runs in float32
+# Masked scores are set to this before the softmax, which runs in float32 or wider
 # (so the constant is safe whatever the compute dtype), then multiplied by the mask
 # so that masked weights are exactly 0.
 _MASKED_SCORE = -1e9
@@ -87,9 +87,9 @@ class BaseAttention(keras.layers.Layer):
         self._dropout_layer.build(None)
         self.built = True
 
-    def _cast(self, variable):
-        # Outside __call__ (e.g. precompute) Keras does not autocast variables.
-        return ops.cast(variable, self.compute_dtype)
+    def _cast(self, x):
+        # Outside __call__ (e.g. precompute) Keras autocasts neither variables nor inputs.
+        return ops.cast(x, self.compute_dtype)
 
     def _check_built(self, method):
         if not self.built:
@@ -116,14 +116,17 @@ class BaseAttention(keras.layers.Layer):
             query = ops.expand_dims(query, 1)  # (B, 1, Dq)
         if keys is None:
             keys = self.precompute(value)  # (B, Tv, Dk)
-        scores = ops.cast(self.score(query, keys), "float32")  # (B, Tq, Tv)
+        # Half precision would overflow in the softmax; float32 and float64 keep their own.
+        half = self.compute_dtype in ("float16", "bfloat16")
+        softmax_dtype = "float32" if half else self.compute_dtype
+        scores = ops.cast(self.score(query, keys), softmax_dtype)  # (B, Tq, Tv)
         if mask is not None:
             self._check_mask(mask, value)
             mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, Tv)
             scores = ops.where(mask, scores, _MASKED_SCORE)
         weights = ops.softmax(scores, axis=-1)
         if mask is not None:
-            weights = weights * ops.cast(mask, "float32")  # exact zeros, all-masked rows too
+            weights = weights * ops.cast(mask, softmax_dtype)  # exact zeros, all-masked rows too
         weights = ops.cast(weights, self.compute_dtype)
         weights = self._dropout_layer(weights, training=training)
         context = ops.matmul(weights, value)  # (B, Tq, Dv)

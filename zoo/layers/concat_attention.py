@@ -55,7 +55,7 @@ class ConcatAttention(BaseAttention):
 
     def precompute(self, value):
         self._check_built("precompute")
-        return ops.matmul(value, self._cast(self.kernel[: self._value_dim]))  # (B, Tv, units)
+        return ops.matmul(self._cast(value), self._cast(self.kernel[: self._value_dim]))  # (B, Tv, units)
 
     def score(self, query, keys):
         projected = ops.matmul(query, self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)

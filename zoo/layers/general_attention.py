@@ -43,7 +43,7 @@ class GeneralAttention(BaseAttention):
 
     def precompute(self, value):
         self._check_built("precompute")
-        return ops.matmul(value, self._cast(self.kernel))  # (B, Tv, Dq)
+        return ops.matmul(self._cast(value), self._cast(self.kernel))  # (B, Tv, Dq)
 
     def score(self, query, keys):
         return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)

@@ -56,7 +56,7 @@ class ReducedRankAttention(BaseAttention):
 
     def precompute(self, value):
         self._check_built("precompute")
-        return ops.matmul(value, self._cast(self.value_kernel))  # (B, Tv, rank)
+        return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, rank)
 
     def score(self, query, keys):
         projected = ops.matmul(query, self._cast(self.query_kernel))  # (B, Tq, rank)
