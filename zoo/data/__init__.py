@@ -1,0 +1,6 @@
+"""Data for the zoo: in-graph tokenizers, TSV files, the built-in `dates` task, tf.data."""
+
+from zoo.data.char_tokenizer import CharTokenizer
+from zoo.data.tokenizer import Tokenizer, build_tokenizer, load_tokenizer, normalize, tokenizer_types
+from zoo.data.tsv import BadLine, DataError, TsvReport, read_tsv, read_tsv_report, write_tsv
+from zoo.data.word_tokenizer import WordTokenizer
