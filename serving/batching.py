@@ -1,0 +1,176 @@
+"""Runs signatures off the event loop, merging concurrent requests into batches.
+
+TensorFlow releases the GIL while it runs a graph, so predictions run in a thread pool and
+concurrent requests are served concurrently. On top of that, requests for a signature whose
+inputs and outputs are all rank 1 (one scalar string or number per example, as `serving_default`,
+`greedy` and `score` are) are batched adaptively: up to `num_batch_threads` batches run at once,
+and requests arriving while they are busy queue up and go together as the next batch (at most
+`max_batch_size` examples). No request waits for a timer, so one client sees no added latency,
+and since rank-1 tensors are concatenated and split along the batch dimension without padding,
+the answers are exactly those of separate calls. Signatures with scalar or rank > 1 inputs or
+outputs (`beam_search`: its scalar `beam_width`, its (B, N) and (B, T, T) outputs) run unbatched.
+"""
+
+import asyncio
+import concurrent.futures
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from serving.errors import ServingError
+from serving.model_registry import Signature
+
+# TF error codes (canonical gRPC codes) -> HTTP status, as TF Serving maps them.
+_HTTP_STATUS_OF_TF_CODE = {
+    tf.errors.INVALID_ARGUMENT: 400,
+    tf.errors.FAILED_PRECONDITION: 400,
+    tf.errors.OUT_OF_RANGE: 400,
+    tf.errors.NOT_FOUND: 404,
+    tf.errors.ALREADY_EXISTS: 409,
+    tf.errors.PERMISSION_DENIED: 403,
+    tf.errors.UNAUTHENTICATED: 401,
+    tf.errors.RESOURCE_EXHAUSTED: 429,
+    tf.errors.UNIMPLEMENTED: 501,
+    tf.errors.UNAVAILABLE: 503,
+    tf.errors.DEADLINE_EXCEEDED: 504,
+}
+
+
+def run_signature(signature: Signature, arrays: dict) -> dict:
+    """Calls `signature` on numpy inputs; returns output name -> numpy array.
+
+    Raises:
+        ServingError: 4xx for TensorFlow errors caused by the inputs (InvalidArgument and the
+            like), 500 for internal ones.
+    """
+    tensors = {name: tf.constant(arrays[name], dtype=spec.dtype) for name, spec in signature.inputs.items()}
+    try:
+        outputs = signature.function(**tensors)
+    except tf.errors.OpError as error:
+        raise ServingError(error.message.strip(), _HTTP_STATUS_OF_TF_CODE.get(error.error_code, 500)) from None
+    except Exception as error:  # Anything else is our fault or the model's, not the client's.
+        raise ServingError(f"Internal error running signature '{signature.name}': {error!r}", 500) from None
+    return {name: tensor.numpy() for name, tensor in outputs.items()}
+
+
+def is_batchable(signature: Signature) -> bool:
+    """True when every input and output is rank 1: concatenating needs no padding."""
+    specs = list(signature.inputs.values()) + list(signature.outputs.values())
+    return all(spec.shape.rank == 1 for spec in specs)
+
+
+@dataclasses.dataclass(eq=False)
+class _Request:
+    arrays: dict
+    rows: int
+    future: asyncio.Future
+
+
+@dataclasses.dataclass(eq=False)
+class _Queue:
+    pending: list = dataclasses.field(default_factory=list)
+    in_flight: int = 0
+
+
+class BatchScheduler:
+    """Runs predictions in a thread pool, batching concurrent requests of rank-1 signatures.
+
+    Args:
+        max_batch_size: most examples merged into one call.
+        num_batch_threads: most calls of one signature running at once; also the pool size.
+        enable_batching: False runs every request as its own call (still concurrently).
+    """
+
+    def __init__(self, max_batch_size: int = 64, num_batch_threads: int = 4, enable_batching: bool = True):
+        if max_batch_size < 1 or num_batch_threads < 1:
+            raise ValueError(
+                f"max_batch_size and num_batch_threads must be >= 1, got {max_batch_size}, {num_batch_threads}"
+            )
+        self.max_batch_size = max_batch_size
+        self.num_batch_threads = num_batch_threads
+        self.enable_batching = enable_batching
+        # Unbatched signatures share the pool, so size it for several signatures at once.
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=2 * num_batch_threads, thread_name_prefix="predict"
+        )
+        self._queues = {}
+
+    async def predict(self, signature: Signature, arrays: dict) -> dict:
+        """Runs `signature` on `arrays` (input name -> array), possibly batched with others."""
+        loop = asyncio.get_running_loop()
+        if not (self.enable_batching and is_batchable(signature)):
+            return await loop.run_in_executor(self._executor, run_signature, signature, arrays)
+        rows = next(iter(arrays.values())).shape[0]
+        request = _Request(arrays, rows, loop.create_future())
+        queue = self._queues.setdefault(signature, _Queue())
+        queue.pending.append(request)
+        self._start_batches(signature, queue)
+        return await request.future
+
+    def shutdown(self):
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _start_batches(self, signature: Signature, queue: _Queue):
+        while queue.pending and queue.in_flight < self.num_batch_threads:
+            batch, rows = [], 0
+            while queue.pending and (not batch or rows + queue.pending[0].rows <= self.max_batch_size):
+                request = queue.pending.pop(0)
+                batch.append(request)
+                rows += request.rows
+            queue.in_flight += 1
+            asyncio.ensure_future(self._run_batch(signature, queue, batch))
+        if not queue.pending and not queue.in_flight:
+            self._queues.pop(signature, None)
+
+    async def _run_batch(self, signature: Signature, queue: _Queue, batch: list):
+        loop = asyncio.get_running_loop()
+        try:
+            batch = [request for request in batch if not request.future.done()]  # Drop cancelled.
+            if len(batch) == 1:
+                await self._run_alone(signature, batch[0])
+            elif batch:
+                merged = {name: np.concatenate([r.arrays[name] for r in batch]) for name in signature.inputs}
+                try:
+                    outputs = await loop.run_in_executor(self._executor, run_signature, signature, merged)
+                except ServingError:
+                    # One bad request must not fail its neighbours: rerun each on its own.
+                    for request in batch:
+                        await self._run_alone(signature, request)
+                else:
+                    total = sum(r.rows for r in batch)
+                    if any(array.shape[:1] != (total,) for array in outputs.values()):
+                        shapes = {name: list(array.shape) for name, array in outputs.items()}
+                        error = ServingError(
+                            f"Signature '{signature.name}' answered a batch of {total} with outputs of "
+                            f"shapes {shapes}; expected [{total}] each",
+                            500,
+                        )
+                        for request in batch:
+                            if not request.future.done():
+                                request.future.set_exception(error)
+                        return
+                    start = 0
+                    for request in batch:
+                        part = {name: array[start : start + request.rows] for name, array in outputs.items()}
+                        start += request.rows
+                        if not request.future.done():
+                            request.future.set_result(part)
+        except Exception as error:  # Never leave a request waiting forever.
+            for request in batch:
+                if not request.future.done():
+                    request.future.set_exception(ServingError(f"Internal batching error: {error!r}", 500))
+        finally:
+            queue.in_flight -= 1
+            self._start_batches(signature, queue)
+
+    async def _run_alone(self, signature: Signature, request: _Request):
+        loop = asyncio.get_running_loop()
+        try:
+            outputs = await loop.run_in_executor(self._executor, run_signature, signature, request.arrays)
+        except Exception as error:
+            if not request.future.done():
+                request.future.set_exception(error)
+        else:
+            if not request.future.done():
+                request.future.set_result(outputs)

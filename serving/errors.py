@@ -1,0 +1,32 @@
+"""Errors that become `{"error": message}` answers with an HTTP status, on server and client."""
+
+
+class ServingError(Exception):
+    """A failed request: `message` is the `"error"` text, `status_code` the HTTP status."""
+
+    status_code = 500
+
+    def __init__(self, message: str, status_code=None):
+        super().__init__(message)
+        self.message = message
+        if status_code is not None:
+            self.status_code = status_code
+
+    def __str__(self):
+        return f"HTTP {self.status_code}: {self.message}"
+
+
+class BadRequestError(ServingError):
+    status_code = 400
+
+
+class NotFoundError(ServingError):
+    status_code = 404
+
+
+class MethodNotAllowedError(ServingError):
+    status_code = 405
+
+
+class PayloadTooLargeError(ServingError):
+    status_code = 413

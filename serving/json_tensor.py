@@ -1,0 +1,249 @@
+"""TF Serving's JSON predict formats <-> numpy arrays checked against a signature.
+
+Row format: `{"signature_name": S, "instances": [...]}`. Each instance is either an object with
+one value per named input, or, when the signature has exactly one input, the bare value. Values
+of one input are stacked along a new 0th (batch) dimension, so every input must be batched:
+a signature with scalar inputs (such as `beam_search`'s `beam_width`) needs the columnar format.
+Answer: `{"predictions": [...]}`, one object per instance (the bare value if one output).
+
+Columnar format: `{"signature_name": S, "inputs": {name: value, ...}}` (or the bare value when
+the signature has one input); each value is the whole tensor. Answer: `{"outputs": {...}}` (the
+bare value if one output).
+
+Strings travel as JSON strings (UTF-8); `{"b64": "..."}` carries binary strings both ways.
+"""
+
+import base64
+import binascii
+import dataclasses
+import json
+
+import numpy as np
+
+from serving.errors import BadRequestError
+
+DEFAULT_SIGNATURE = "serving_default"
+ROW = "row"
+COLUMNAR = "columnar"
+
+
+@dataclasses.dataclass
+class PredictRequest:
+    """A parsed predict body: which signature, which format, and the raw JSON inputs."""
+
+    signature_name: str
+    format: str
+    payload: object
+
+
+def parse_predict_request(body: bytes) -> PredictRequest:
+    """Parses and checks the top level of a predict request body; raises BadRequestError."""
+    try:
+        request = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BadRequestError(f"JSON Parse error: {error}; expected a UTF-8 JSON object") from None
+    if not isinstance(request, dict):
+        raise BadRequestError(f"JSON Value: expected an object at top level, got {type(request).__name__}")
+    unknown = sorted(set(request) - {"signature_name", "instances", "inputs"})
+    if unknown:
+        raise BadRequestError(
+            f"Unexpected key(s) {unknown} in request; expected 'signature_name' and one of 'instances' or 'inputs'"
+        )
+    signature_name = request.get("signature_name", DEFAULT_SIGNATURE)
+    if not isinstance(signature_name, str):
+        raise BadRequestError(f"'signature_name' must be a string, got {json.dumps(signature_name)}")
+    if "instances" in request and "inputs" in request:
+        raise BadRequestError("Not both 'instances' and 'inputs' keys may be present in a request")
+    if "instances" in request:
+        if not isinstance(request["instances"], list) or not request["instances"]:
+            raise BadRequestError("'instances' must be a non-empty list")
+        return PredictRequest(signature_name, ROW, request["instances"])
+    if "inputs" in request:
+        return PredictRequest(signature_name, COLUMNAR, request["inputs"])
+    raise BadRequestError("Missing 'inputs' or 'instances' key")
+
+
+def request_to_arrays(request: PredictRequest, input_specs: dict) -> dict:
+    """Converts the request's inputs to numpy arrays of the signature's dtypes and shapes.
+
+    Args:
+        request: from `parse_predict_request`.
+        input_specs: input name -> `tf.TensorSpec` of the signature.
+
+    Returns:
+        input name -> array (`object` arrays of `bytes` for strings).
+    """
+    if request.format == ROW:
+        named = _row_inputs(request.payload, input_specs)
+    else:
+        named = _columnar_inputs(request.payload, input_specs)
+    arrays = {}
+    for name, spec in input_specs.items():
+        array = _to_array(named[name], spec.dtype, name)
+        if not spec.shape.is_compatible_with(array.shape):
+            hint = ""
+            if request.format == ROW and spec.shape.rank == 0:
+                hint = "; scalar inputs cannot be sent in row format ('instances'), use columnar 'inputs'"
+            raise BadRequestError(
+                f"Input '{name}' has shape {list(array.shape)}, expected {_shape_text(spec.shape)}{hint}"
+            )
+        arrays[name] = array
+    return arrays
+
+
+def arrays_to_response(outputs: dict, request_format: str) -> dict:
+    """Builds the JSON answer (`predictions` for row format, `outputs` for columnar)."""
+    if request_format == COLUMNAR:
+        values = {name: _to_json(array) for name, array in outputs.items()}
+        return {"outputs": next(iter(values.values())) if len(values) == 1 else values}
+    sizes = {name: (array.shape[0] if array.ndim else None) for name, array in outputs.items()}
+    if len(set(sizes.values())) != 1 or None in sizes.values():
+        raise BadRequestError(
+            f"Row format needs every output batched with one 0th dimension, got sizes {sizes}; "
+            "use the columnar format ('inputs')"
+        )
+    batch_size = next(iter(sizes.values()))
+    converted = {name: _to_json(array) for name, array in outputs.items()}
+    if len(converted) == 1:
+        return {"predictions": next(iter(converted.values()))}
+    return {"predictions": [{name: values[i] for name, values in converted.items()} for i in range(batch_size)]}
+
+
+def _row_inputs(instances: list, input_specs: dict) -> dict:
+    """Instances -> input name -> list of per-instance values."""
+    names = sorted(input_specs)
+    columns = {name: [] for name in names}
+    for index, instance in enumerate(instances):
+        if isinstance(instance, dict) and not _is_b64(instance):
+            missing = sorted(set(names) - set(instance))
+            extra = sorted(set(instance) - set(names))
+            if missing or extra:
+                raise BadRequestError(
+                    f"Failed to process element: {index} of 'instances' list: missing input(s) {missing}, "
+                    f"unknown input(s) {extra}; the signature's inputs are {names}"
+                )
+            for name in names:
+                columns[name].append(instance[name])
+        elif len(names) == 1:
+            columns[names[0]].append(instance)
+        else:
+            raise BadRequestError(
+                f"Failed to process element: {index} of 'instances' list: got a bare value, but the "
+                f"signature has {len(names)} inputs {names}; send objects with named inputs"
+            )
+    return columns
+
+
+def _columnar_inputs(inputs, input_specs: dict) -> dict:
+    names = sorted(input_specs)
+    if isinstance(inputs, dict) and not _is_b64(inputs):
+        missing = sorted(set(names) - set(inputs))
+        extra = sorted(set(inputs) - set(names))
+        if missing or extra:
+            raise BadRequestError(
+                f"'inputs' has missing input(s) {missing} and unknown input(s) {extra}; "
+                f"the signature's inputs are {names}"
+            )
+        return inputs
+    if len(names) != 1:
+        raise BadRequestError(
+            f"'inputs' is a bare value, but the signature has {len(names)} inputs {names}; "
+            "send an object with named inputs"
+        )
+    return {names[0]: inputs}
+
+
+def _to_array(value, dtype, name: str) -> np.ndarray:
+    """Nested JSON lists -> numpy array of `dtype` (a tf.DType), checking rectangularity and types."""
+    shape, leaves = _flatten(value, name)
+    if dtype.name == "string":
+        converted = [_to_bytes(leaf, name) for leaf in leaves]
+        array = np.empty(len(converted), dtype=object)
+        array[:] = converted
+        return array.reshape(shape)
+    numpy_dtype = np.dtype(dtype.as_numpy_dtype)
+    for leaf in leaves:
+        _check_number(leaf, numpy_dtype, name)
+    if numpy_dtype.kind in "iu":
+        info = np.iinfo(numpy_dtype)
+        bad = [leaf for leaf in leaves if not info.min <= leaf <= info.max]
+        if bad:
+            raise BadRequestError(f"Input '{name}': value {bad[0]} is out of range for {dtype.name}")
+    return np.array(leaves, dtype=numpy_dtype).reshape(shape)
+
+
+def _flatten(value, name: str):
+    """Nested lists -> (shape, flat list of leaves); raises on ragged nesting."""
+    if not isinstance(value, list):
+        return (), [value]
+    if not value:
+        return (0,), []
+    parts = [_flatten(item, name) for item in value]
+    inner = parts[0][0]
+    for shape, _ in parts:
+        if shape != inner:
+            raise BadRequestError(
+                f"Input '{name}' is ragged: found elements of shapes {list(inner)} and {list(shape)}; "
+                "expected a rectangular nested list"
+            )
+    return (len(value),) + inner, [leaf for _, leaves in parts for leaf in leaves]
+
+
+def _is_b64(value) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and "b64" in value
+
+
+def _to_bytes(leaf, name: str) -> bytes:
+    if isinstance(leaf, str):
+        return leaf.encode("utf-8")
+    if _is_b64(leaf) and isinstance(leaf["b64"], str):
+        try:
+            return base64.b64decode(leaf["b64"], validate=True)
+        except binascii.Error as error:
+            raise BadRequestError(f"Input '{name}': invalid base64 in {{'b64': ...}}: {error}") from None
+    raise BadRequestError(
+        f"Input '{name}' expects strings (DT_STRING), got {json.dumps(leaf)[:80]} of type {type(leaf).__name__}"
+    )
+
+
+def _check_number(leaf, numpy_dtype: np.dtype, name: str):
+    if numpy_dtype.kind == "b":
+        ok = isinstance(leaf, bool)
+    elif numpy_dtype.kind in "iu":
+        ok = isinstance(leaf, int) and not isinstance(leaf, bool)
+    else:
+        ok = isinstance(leaf, (int, float)) and not isinstance(leaf, bool)
+    if not ok:
+        raise BadRequestError(
+            f"Input '{name}' expects {numpy_dtype.name} values, got {json.dumps(leaf)[:80]} "
+            f"of type {type(leaf).__name__}"
+        )
+
+
+def _shape_text(shape) -> str:
+    if shape.rank is None:
+        return "any shape"
+    return "[" + ", ".join("-1" if d is None else str(d) for d in shape.as_list()) + "]"
+
+
+def _to_json(array: np.ndarray):
+    """numpy array -> nested JSON values; strings decoded as UTF-8, else sent as {"b64": ...}."""
+    if array.dtype == object or array.dtype.kind == "S":
+        return _map_nested(_bytes_to_json, array.tolist())
+    if array.dtype in (np.float32, np.float16):
+        # Nine significant digits round-trip a float32 exactly without float64 noise digits.
+        return _map_nested(lambda x: float(f"{x:.9g}"), array.tolist())
+    return array.tolist()
+
+
+def _bytes_to_json(value: bytes):
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(value).decode("ascii")}
+
+
+def _map_nested(fn, value):
+    if isinstance(value, list):
+        return [_map_nested(fn, item) for item in value]
+    return fn(value)

@@ -1,0 +1,200 @@
+"""Version discovery, loading and hot swapping of the SavedModel that `zoo-serve` serves.
+
+Layout, as TF Serving expects it: `<model_base_path>/<version>/saved_model.pb` with `variables/`
+(and optionally `assets/`, `assets.extra/`). Like TF Serving's default version policy ("latest
+1"), the registry serves the highest complete version: a directory whose name is an integer and
+that holds `saved_model.pb`. Anything else (`.tmp-3`, `3.partial`, a version dir still being
+copied without its `saved_model.pb`) is ignored, so exporters should write to a temporary name and
+rename it into place.
+"""
+
+import dataclasses
+import logging
+import os
+import re
+import threading
+from typing import Callable
+
+import tensorflow as tf
+from google.protobuf import json_format
+from tensorflow.core.protobuf import saved_model_pb2
+
+from serving.errors import NotFoundError
+
+_VERSION_DIR = re.compile(r"[0-9]+")
+_SAVED_MODEL_FILE = "saved_model.pb"
+
+
+@dataclasses.dataclass(eq=False)
+class Signature:
+    """One callable signature of a loaded SavedModel.
+
+    Attributes:
+        name: signature key, e.g. `"serving_default"`.
+        function: the concrete function; call it with keyword tensors named as `inputs`.
+        inputs: input name -> `tf.TensorSpec` (dtype and shape, `None` for any size).
+        outputs: output name -> `tf.TensorSpec`.
+    """
+
+    name: str
+    function: Callable[..., dict]
+    inputs: dict
+    outputs: dict
+
+
+@dataclasses.dataclass(eq=False)
+class LoadedModel:
+    """One loaded version: its signatures and the signature defs TF Serving's metadata shows."""
+
+    version: int
+    path: str
+    signatures: dict
+    signature_defs: dict
+    # Keeps the restored object (and so the variables the functions capture) alive.
+    trackable: object = dataclasses.field(repr=False, default=None)
+
+
+@dataclasses.dataclass
+class VersionStatus:
+    """A version's entry in the model status answer: AVAILABLE while served, END once unloaded."""
+
+    version: int
+    state: str
+    error_message: str = ""
+
+
+def complete_versions(model_base_path: str) -> list:
+    """Returns the sorted versions under `model_base_path` that are complete SavedModel dirs."""
+    versions = []
+    for name in os.listdir(model_base_path):
+        path = os.path.join(model_base_path, name)
+        if (
+            _VERSION_DIR.fullmatch(name)
+            and os.path.isdir(path)
+            and os.path.isfile(os.path.join(path, _SAVED_MODEL_FILE))
+        ):
+            versions.append(int(name))
+    return sorted(versions)
+
+
+def read_signature_defs(export_dir: str) -> dict:
+    """Reads the serving MetaGraph's signature defs from `saved_model.pb` as TF Serving's JSON."""
+    saved_model = saved_model_pb2.SavedModel()
+    with open(os.path.join(export_dir, _SAVED_MODEL_FILE), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    meta_graph = next(
+        (g for g in saved_model.meta_graphs if "serve" in g.meta_info_def.tags),
+        saved_model.meta_graphs[0],
+    )
+    signature_defs = {}
+    for key, signature_def in meta_graph.signature_def.items():
+        try:
+            as_dict = json_format.MessageToDict(
+                signature_def, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+        except TypeError:  # protobuf < 5 spells the option differently.
+            as_dict = json_format.MessageToDict(
+                signature_def, preserving_proto_field_name=True, including_default_value_fields=True
+            )
+        signature_defs[key] = as_dict
+    return signature_defs
+
+
+def load_version(model_base_path: str, version: int) -> LoadedModel:
+    """Loads `<model_base_path>/<version>` with `tf.saved_model.load` and wraps its signatures."""
+    path = os.path.join(model_base_path, str(version))
+    trackable = tf.saved_model.load(path)
+    signatures = {}
+    for name, function in trackable.signatures.items():
+        _, input_specs = function.structured_input_signature
+        output_specs = function.structured_outputs
+        signatures[name] = Signature(name, function, dict(input_specs), dict(output_specs))
+    return LoadedModel(version, path, signatures, read_signature_defs(path), trackable)
+
+
+class ModelRegistry:
+    """Serves the highest complete version of one model and swaps in newer ones on `poll()`.
+
+    `get()` hands out the current `LoadedModel`; a request keeps using the object it got even if a
+    newer version is swapped in meanwhile (the swap is one reference assignment, so it is atomic).
+    A version that fails to load is logged and skipped; the previous version keeps serving.
+
+    Args:
+        model_name: the name clients use in `/v1/models/{name}`.
+        model_base_path: directory holding the numeric version directories.
+    """
+
+    def __init__(self, model_name: str, model_base_path: str):
+        if not os.path.isdir(model_base_path):
+            raise FileNotFoundError(
+                f"--model_base_path {model_base_path!r} is not a directory; expected a directory "
+                "holding numeric version directories such as 1/saved_model.pb"
+            )
+        self.model_name = model_name
+        self.model_base_path = model_base_path
+        self._current = None
+        self._statuses = {}
+        self._failed = {}  # version -> last error message, so a broken version is logged once.
+        self._poll_lock = threading.Lock()
+
+    @property
+    def current(self):
+        """The served `LoadedModel`, or None while no version has loaded."""
+        return self._current
+
+    def poll(self) -> bool:
+        """Loads the highest complete version if it is not the one served; True if it swapped."""
+        with self._poll_lock:
+            versions = complete_versions(self.model_base_path)
+            if not versions:
+                return False
+            target = versions[-1]
+            if self._current is not None and self._current.version == target:
+                return False
+            try:
+                loaded = load_version(self.model_base_path, target)
+            except Exception as error:  # A broken export must not take the server down.
+                message = f"{type(error).__name__}: {error}"
+                if self._failed.get(target) != message:
+                    logging.error(
+                        "Failed to load version %d of model %s from %s; still serving %s. %s",
+                        target, self.model_name, self.model_base_path,
+                        self._current.version if self._current else "nothing", message,
+                    )
+                self._failed[target] = message
+                return False
+            previous, self._current = self._current, loaded
+            self._failed.pop(target, None)
+            self._statuses[target] = VersionStatus(target, "AVAILABLE")
+            if previous is not None:
+                self._statuses[previous.version] = VersionStatus(previous.version, "END")
+            logging.info("Serving version %d of model %s from %s", target, self.model_name, loaded.path)
+            return True
+
+    def statuses(self, model_name: str, version=None) -> list:
+        """Version statuses for the status endpoint, newest first; raises NotFoundError."""
+        self._check_name(model_name)
+        if version is None:
+            if not self._statuses:
+                raise NotFoundError(f"Could not find any versions of model {model_name}")
+            return [self._statuses[v] for v in sorted(self._statuses, reverse=True)]
+        if version not in self._statuses:
+            raise NotFoundError(f"Could not find version {version} of model {model_name}")
+        return [self._statuses[version]]
+
+    def get(self, model_name: str, version=None) -> LoadedModel:
+        """The served model, checked against the requested name and version; raises NotFoundError."""
+        self._check_name(model_name)
+        current = self._current
+        if current is None:
+            raise NotFoundError(f"Servable not found for request: Latest({model_name}); no version loaded yet")
+        if version is not None and version != current.version:
+            raise NotFoundError(f"Servable not found for request: Specific({model_name}, {version})")
+        return current
+
+    def _check_name(self, model_name: str):
+        if model_name != self.model_name:
+            raise NotFoundError(
+                f"Servable not found for request: Latest({model_name}); this server serves "
+                f"model {self.model_name!r}"
+            )

@@ -1,0 +1,51 @@
+"""`zoo-serve`: TF Serving's REST API for one SavedModel, on one machine, without Docker.
+
+    zoo-serve --model_base_path=/path/to/export --model_name=zoo [--rest_api_port=8501]
+
+Serves the highest version under `--model_base_path` and picks up newer versions while running.
+"""
+
+import logging
+import os
+
+import uvicorn
+from absl import app, flags
+
+from serving.batching import BatchScheduler
+from serving.model_registry import ModelRegistry
+from serving.rest_app import create_app
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model_base_path", None, "Directory holding numeric version dirs (1/, 2/, ...).")
+flags.DEFINE_string("model_name", "zoo", "Model name in the URLs: /v1/models/<model_name>.")
+flags.DEFINE_integer("rest_api_port", 8501, "Port of the REST API.")
+flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 serves other machines too.")
+flags.DEFINE_integer("max_request_bytes", 16 * 1024 * 1024, "Larger request bodies get HTTP 413.")
+flags.DEFINE_float("poll_seconds", 1.0, "Seconds between looks for a new version; 0 disables.")
+flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
+flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.")
+flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most batches running at once.")
+flags.mark_flag_as_required("model_base_path")
+
+
+def main(argv):
+    del argv
+    logging.getLogger().setLevel(logging.INFO)
+    try:
+        registry = ModelRegistry(FLAGS.model_name, FLAGS.model_base_path)
+    except FileNotFoundError as error:
+        raise app.UsageError(str(error)) from None
+    if not registry.poll():
+        logging.warning("No loadable version under %s yet; waiting for one.", FLAGS.model_base_path)
+    scheduler = BatchScheduler(FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching)
+    rest_app = create_app(registry, FLAGS.max_request_bytes, FLAGS.poll_seconds, scheduler)
+    logging.info("zoo-serve: REST API at http://%s:%d/v1/models/%s", FLAGS.host, FLAGS.rest_api_port, FLAGS.model_name)
+    uvicorn.run(rest_app, host=FLAGS.host, port=FLAGS.rest_api_port, log_level="warning", access_log=False)
+
+
+def run():
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

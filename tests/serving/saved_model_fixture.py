@@ -1,0 +1,156 @@
+"""A small, real SavedModel with the signatures of CONTRACT.md, built with plain TensorFlow.
+
+The REST server and the client are tested against this fixture so that they do not depend on a
+trained zoo model. Its "translation" of a sentence is the sentence upper-cased and reversed
+character by character (`"ab c"` -> `"C BA"`), so every answer can be predicted exactly in Python
+by `expected_translation`. Signatures, input/output names, dtypes and shapes are exactly those of
+CONTRACT.md, "The SavedModel", so a real `zoo-export` directory can replace it:
+
+| signature | inputs | outputs |
+|---|---|---|
+| `serving_default`, `greedy` | `source` string (B) | `translation` string (B), `score` float32 (B) |
+| `beam_search` | `source` (B), `beam_width` int32 (), `num_hypotheses` int32 (), `length_penalty` float32 () | `translations` (B, N), `scores` (B, N), `log_probs` (B, N), `attention` (B, T_tgt, T_src), `source_tokens` (B, T_src), `target_tokens` (B, T_tgt) |
+| `score` | `source` (B), `target` (B) | `log_prob` float32 (B) |
+
+Hypothesis k (0-based) of `beam_search` is the translation followed by `"~"` repeated k times.
+Its `log_probs` is `log_prob_of(hypothesis)` = -0.25 * (characters + 1) (the "+ 1" stands for
+the end token), which is also what the `score` signature answers for that target, and its
+`scores` is `log_probs / (characters + 1) ** length_penalty`. `beam_search` fails with
+InvalidArgument when `num_hypotheses` is not in [1, beam_width], like a real beam search would.
+
+Run as a script to write a TF Serving model base path: `python saved_model_fixture.py DIR [VERSION]`.
+"""
+
+import math
+import os
+import sys
+
+import tensorflow as tf
+
+_STRING_BATCH = tf.TensorSpec([None], tf.string)
+
+
+def expected_translation(text: str) -> str:
+    """What the fixture answers for `text`: upper-cased, then reversed by Unicode character."""
+    return text.upper()[::-1]
+
+
+def log_prob_of(target: str) -> float:
+    """The fixture's log-probability of `target`: -0.25 per character plus one end token."""
+    return -0.25 * (len(target) + 1)
+
+
+def score_of(target: str, length_penalty: float) -> float:
+    """The fixture's ranking score of `target`: log-probability / (length + 1) ** length_penalty."""
+    return log_prob_of(target) / math.pow(len(target) + 1, length_penalty)
+
+
+def _translate(source):
+    """(B,) string -> (B,) string: upper-case, then reverse characters (UTF-8 aware)."""
+    chars = tf.strings.unicode_split(tf.strings.upper(source, encoding="utf-8"), "UTF-8")
+    return tf.strings.reduce_join(tf.reverse(chars, axis=[1]), axis=1)
+
+
+def _num_chars(text):
+    """(B, ...) string -> float32 number of Unicode characters."""
+    return tf.cast(tf.strings.length(text, unit="UTF8_CHAR"), tf.float32)
+
+
+def _log_prob(target):
+    return -0.25 * (_num_chars(target) + 1.0)
+
+
+def _tokens(text):
+    """(B,) string -> (B, T) whitespace tokens, padded with empty strings."""
+    return tf.strings.split(text).to_tensor(default_value="")
+
+
+class TranslationFixture(tf.Module):
+    """tf.Module whose tf.functions are the four serving signatures."""
+
+    @tf.function(input_signature=[_STRING_BATCH])
+    def serving_default(self, source):
+        translation = _translate(source)
+        return {"translation": translation, "score": _log_prob(translation) / (_num_chars(translation) + 1.0)}
+
+    @tf.function(input_signature=[_STRING_BATCH])
+    def greedy(self, source):
+        translation = _translate(source)
+        return {"translation": translation, "score": _log_prob(translation) / (_num_chars(translation) + 1.0)}
+
+    @tf.function(
+        input_signature=[
+            _STRING_BATCH,
+            tf.TensorSpec([], tf.int32),
+            tf.TensorSpec([], tf.int32),
+            tf.TensorSpec([], tf.float32),
+        ]
+    )
+    def beam_search(self, source, beam_width, num_hypotheses, length_penalty):
+        checks = [
+            tf.debugging.assert_greater_equal(
+                num_hypotheses, 1, message="num_hypotheses must be at least 1"
+            ),
+            tf.debugging.assert_less_equal(
+                num_hypotheses, beam_width, message="num_hypotheses must be at most beam_width"
+            ),
+        ]
+        with tf.control_dependencies(checks):
+            best = _translate(source)  # [batch]
+        suffixes = tf.strings.reduce_join(  # [num_hypotheses]: "", "~", "~~", ...
+            tf.where(
+                tf.sequence_mask(tf.range(num_hypotheses), num_hypotheses),
+                tf.fill([num_hypotheses, num_hypotheses], "~"),
+                tf.fill([num_hypotheses, num_hypotheses], ""),
+            ),
+            axis=1,
+        )
+        translations = best[:, None] + suffixes[None, :]  # [batch, num_hypotheses]
+        log_probs = _log_prob(translations)
+        scores = log_probs / tf.pow(_num_chars(translations) + 1.0, length_penalty)
+        source_tokens = _tokens(source)  # [batch, src_len]
+        target_tokens = _tokens(best)  # [batch, tgt_len]
+        src_len = tf.shape(source_tokens)[1]
+        tgt_len = tf.shape(target_tokens)[1]
+        # Target token j attends to the source token it mirrors: one-hot rows.
+        mirrored = tf.maximum(src_len - 1 - tf.range(tgt_len), 0)
+        attention = tf.one_hot(mirrored, tf.maximum(src_len, 1), dtype=tf.float32)[:, :src_len]
+        attention = tf.tile(attention[None], [tf.shape(source)[0], 1, 1])
+        return {
+            "translations": translations,
+            "scores": scores,
+            "log_probs": log_probs,
+            "attention": attention,
+            "source_tokens": source_tokens,
+            "target_tokens": target_tokens,
+        }
+
+    @tf.function(input_signature=[_STRING_BATCH, _STRING_BATCH])
+    def score(self, source, target):
+        tf.debugging.assert_equal(
+            tf.shape(source), tf.shape(target), message="source and target must have the same batch size"
+        )
+        return {"log_prob": _log_prob(target)}
+
+
+def build_saved_model(model_base_path: str, version: int = 1) -> str:
+    """Writes the fixture to `<model_base_path>/<version>/` as TF Serving expects; returns that dir."""
+    module = TranslationFixture()
+    export_dir = os.path.join(model_base_path, str(version))
+    tf.saved_model.save(
+        module,
+        export_dir,
+        signatures={
+            "serving_default": module.serving_default,
+            "greedy": module.greedy,
+            "beam_search": module.beam_search,
+            "score": module.score,
+        },
+    )
+    return export_dir
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit(f"usage: {sys.argv[0]} MODEL_BASE_PATH [VERSION]; got {sys.argv[1:]}")
+    print(build_saved_model(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 1))
