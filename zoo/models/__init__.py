@@ -1,0 +1,24 @@
+"""Encoder-decoder models and the catalog of named presets."""
+
+from zoo.models.bahdanau import BahdanauSeq2Seq
+from zoo.models.catalog import PRESETS, Preset, build, get_preset, presets
+from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.luong import LuongSeq2Seq
+from zoo.models.recurrent_cells import GRUCell, LSTMCell
+from zoo.models.rnnenc import RNNEncSeq2Seq
+from zoo.models.seq2seq import Seq2Seq
+
+__all__ = [
+    "BahdanauSeq2Seq",
+    "BidirectionalEncoder",
+    "GRUCell",
+    "LSTMCell",
+    "LuongSeq2Seq",
+    "PRESETS",
+    "Preset",
+    "RNNEncSeq2Seq",
+    "Seq2Seq",
+    "build",
+    "get_preset",
+    "presets",
+]

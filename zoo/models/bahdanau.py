@@ -1,0 +1,77 @@
+"""Bahdanau et al.'s RNNsearch."""
+
+import keras
+from keras import ops
+
+from zoo import layers
+from zoo.models.recurrent_cells import make_cell
+from zoo.models.seq2seq import Seq2Seq
+
+
+def maxout(x, pool=2):
+    """Maxout over consecutive pairs of the last axis: `(..., pool * L) -> (..., L)`."""
+    shape = ops.shape(x)
+    pooled = ops.reshape(x, tuple(shape[:-1]) + (x.shape[-1] // pool, pool))
+    return ops.max(pooled, axis=-1)
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class BahdanauSeq2Seq(Seq2Seq):
+    """RNNsearch: additive attention on the previous decoder state, context into the RNN.
+
+    At step i the additive score compares the previous state `s_{i-1}` with each
+    encoder output `h_j`; the context `c_i = sum_j a_ij h_j` and the previous
+    target embedding `E y_{i-1}` are the RNN input: `s_i = f(s_{i-1}, [E y_{i-1}; c_i])`.
+    The output is a deep maxout layer on `(s_i, E y_{i-1}, c_i)`:
+    `t_i = maxout(W_o [s_i; E y_{i-1}; c_i])`, `p(y_i) = softmax(W_v t_i)`.
+    The initial state is `s_0 = tanh(W_s h_1_bwd)`, from the backward encoder state.
+
+    Args (beyond `Seq2Seq`'s):
+        attention_units: hidden size of the additive score (n' in the paper).
+        output_units: maxout units of the deep output layer (l in the paper).
+
+    Reference: Bahdanau, Cho, Bengio, "Neural Machine Translation by Jointly
+    Learning to Align and Translate", ICLR 2015, section 3 and appendix A.
+    """
+
+    def __init__(self, *args, attention_units=256, output_units=256, **kwargs):
+        self.attention_units = attention_units
+        self.output_units = int(output_units)
+        super().__init__(*args, **kwargs)
+
+    def make_decoder(self):
+        self.cell = make_cell(
+            self.decoder_cell, self.decoder_units, self.embedding_dim, self.memory_dim, name="decoder_cell"
+        )
+        self.bridge = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge")
+        self.attention = layers.AdditiveAttention(self.attention_units, name="attention")
+        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output")
+        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection")
+
+    @property
+    def decoder_input_cell(self):
+        return self.cell
+
+    def decoder_memory(self, outputs, mask, final_forward, final_backward):
+        if not self.attention.built:
+            self.attention.build((None, None, self.decoder_units), tuple(outputs.shape))
+        memory = {"values": outputs, "keys": self.attention.precompute(outputs), "mask": mask}
+        return memory, self.cell.initial_state(self.bridge(final_backward))
+
+    def recur(self, gates, state, memory, training=None):
+        previous = state[0]  # s_{i-1} (B, K, D)
+        context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
+        output, state = self.cell(gates + self.cell.project_extra(context), state)
+        step_outputs = [output, context, ops.cast(weights, output.dtype)]
+        return ops.concatenate(step_outputs, axis=-1), state
+
+    def output_logits(self, step_outputs, embedded, training=None):
+        features = step_outputs[..., : self.decoder_units + self.memory_dim]  # [s_i; c_i]
+        features = ops.concatenate([features, embedded], axis=-1)
+        hidden = maxout(self.deep_output(self.output_dropout(features, training=training)))
+        return self.output_projection(hidden)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"attention_units": self.attention_units, "output_units": self.output_units})
+        return config

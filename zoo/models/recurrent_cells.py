@@ -1,0 +1,123 @@
+"""LSTM and GRU cells whose input projection can be computed outside the time loop.
+
+Teacher forcing knows every decoder input in advance, so `project_inputs` runs
+once over the whole `(B, T, E)` sequence as one large matrix product and only the
+recurrent part runs inside the loop; decoding calls the same two functions on
+one step. Inputs that are only known inside the loop (input feeding, the
+attention context) go through `project_extra`.
+"""
+
+import keras
+from keras import ops
+
+
+class _GatedCell(keras.layers.Layer):
+    """Shared weights of the gated cells: `kernel (input_dim, G*U)`, `recurrent_kernel (U, G*U)`, `bias`.
+
+    The first `projected_dim` rows of `kernel` belong to the inputs known before
+    the loop (`project_inputs`), the remaining rows to the extra inputs computed
+    inside it (`project_extra`).
+    """
+
+    num_gates = None
+
+    def __init__(self, units, projected_dim, extra_dim=0, **kwargs):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.projected_dim = int(projected_dim)
+        self.extra_dim = int(extra_dim)
+
+    def build(self, input_shape=None):
+        gates = self.num_gates * self.units
+        self.kernel = self.add_weight(
+            name="kernel", shape=(self.projected_dim + self.extra_dim, gates), initializer="glorot_uniform"
+        )
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel", shape=(self.units, gates), initializer="orthogonal"
+        )
+        self.bias = self.add_weight(name="bias", shape=(gates,), initializer=self._bias_initializer())
+        self.built = True
+
+    def _bias_initializer(self):
+        return "zeros"
+
+    def project_inputs(self, inputs):
+        """`(..., projected_dim) -> (..., G*U)`: the loop-invariant part of the gates, bias included."""
+        if not self.built:
+            self.build()
+        return ops.matmul(inputs, self.kernel[: self.projected_dim]) + self.bias
+
+    def project_extra(self, extra):
+        """`(..., extra_dim) -> (..., G*U)`: the part of the gates from inputs known only in the loop."""
+        return ops.matmul(extra, self.kernel[self.projected_dim :])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"units": self.units, "projected_dim": self.projected_dim, "extra_dim": self.extra_dim})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class LSTMCell(_GatedCell):
+    """LSTM (Hochreiter and Schmidhuber, 1997) with gates ordered i, f, c, o as in Keras.
+
+    State: `(h, c)`, each `(..., U)`. The forget gate bias starts at 1
+    (Jozefowicz et al., 2015).
+    """
+
+    num_gates = 4
+
+    def _bias_initializer(self):
+        units = self.units
+
+        def initializer(shape, dtype=None):
+            return ops.concatenate(
+                [ops.zeros((units,)), ops.ones((units,)), ops.zeros((2 * units,))]
+            )
+
+        return initializer
+
+    def initial_state(self, h):
+        return (h, ops.zeros_like(h))
+
+    def call(self, gates, state):
+        """`gates (..., 4U)` from the projections; returns `(output, new_state)`."""
+        h, c = state
+        z = gates + ops.matmul(h, self.recurrent_kernel)
+        i, f, g, o = ops.split(z, 4, axis=-1)
+        c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
+        h = ops.sigmoid(o) * ops.tanh(c)
+        return h, (h, c)
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class GRUCell(_GatedCell):
+    """GRU (Cho et al., 2014) with the reset gate applied after the recurrent matmul.
+
+    State: `(h,)`, `(..., U)`. Gates ordered z, r, n as in Keras.
+    """
+
+    num_gates = 3
+
+    def initial_state(self, h):
+        return (h,)
+
+    def call(self, gates, state):
+        (h,) = state
+        recurrent = ops.matmul(h, self.recurrent_kernel)
+        x_z, x_r, x_n = ops.split(gates, 3, axis=-1)
+        h_z, h_r, h_n = ops.split(recurrent, 3, axis=-1)
+        z = ops.sigmoid(x_z + h_z)
+        r = ops.sigmoid(x_r + h_r)
+        n = ops.tanh(x_n + r * h_n)
+        h = z * h + (1.0 - z) * n
+        return h, (h,)
+
+
+CELLS = {"lstm": LSTMCell, "gru": GRUCell}
+
+
+def make_cell(kind, units, projected_dim, extra_dim=0, name=None):
+    if kind not in CELLS:
+        raise ValueError(f"Unknown recurrent cell {kind!r}; expected one of {sorted(CELLS)}.")
+    return CELLS[kind](units, projected_dim, extra_dim, name=name)

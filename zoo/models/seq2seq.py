@@ -1,0 +1,188 @@
+"""The encoder-decoder base model: teacher forcing, `encode` and one decoder `step`."""
+
+import keras
+from keras import ops
+
+from zoo.data.vocabulary import PAD_ID
+from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.time_loop import scan
+
+
+class Seq2Seq(keras.Model):
+    """Base class of the zoo's encoder-decoder models.
+
+    Subclasses define the decoder through four hooks:
+      - `make_decoder()`: create the decoder's layers.
+      - `decoder_memory(outputs, mask, final_forward, final_backward)`: the
+        per-sentence tensors the decoder reads at every step, and its initial state.
+      - `recur(gates, state, memory, training)`: one recurrence for all K
+        hypotheses, returning the step outputs `(B, K, D_out)` and the new state.
+      - `output_logits(step_outputs, embedded, training)`: logits from the step
+        outputs, computed outside the time loop during training.
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes, reserved ids included.
+        embedding_dim: size of the source and target embeddings.
+        encoder_cell: "lstm" or "gru".
+        encoder_units: size of each encoder direction.
+        encoder_layers: number of stacked bidirectional encoder layers.
+        decoder_cell: "lstm" or "gru".
+        decoder_units: size of the decoder RNN.
+        dropout: dropout on embeddings, between encoder layers and before the
+            output layer.
+
+    Call arguments:
+        inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`, padded
+            with 0; `target_in_ids` starts with BOS.
+        training: bool.
+
+    Returns:
+        logits `(B, T, V)` (teacher forcing).
+    """
+
+    def __init__(
+        self,
+        source_vocab_size,
+        target_vocab_size,
+        embedding_dim=256,
+        encoder_cell="lstm",
+        encoder_units=256,
+        encoder_layers=1,
+        decoder_cell="lstm",
+        decoder_units=512,
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for field, value in (
+            ("source_vocab_size", source_vocab_size),
+            ("target_vocab_size", target_vocab_size),
+            ("embedding_dim", embedding_dim),
+            ("decoder_units", decoder_units),
+        ):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{type(self).__name__}: {field} must be a positive int, received {value!r}.")
+        if decoder_cell not in ("lstm", "gru"):
+            raise ValueError(f"{type(self).__name__}: decoder_cell must be 'lstm' or 'gru', received {decoder_cell!r}.")
+        self.source_vocab_size = source_vocab_size
+        self.target_vocab_size = target_vocab_size
+        self.embedding_dim = embedding_dim
+        self.encoder_cell = encoder_cell
+        self.encoder_units = encoder_units
+        self.encoder_layers = encoder_layers
+        self.decoder_cell = decoder_cell
+        self.decoder_units = decoder_units
+        self.dropout = float(dropout)
+
+        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding")
+        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding")
+        self.encoder = BidirectionalEncoder(
+            encoder_cell, encoder_units, encoder_layers, dropout=dropout, name="encoder"
+        )
+        self.embedding_dropout = keras.layers.Dropout(self.dropout)
+        self.output_dropout = keras.layers.Dropout(self.dropout)
+        self.make_decoder()
+
+    # -- hooks -----------------------------------------------------------------
+    def make_decoder(self):
+        raise NotImplementedError
+
+    def decoder_memory(self, outputs, mask, final_forward, final_backward):
+        raise NotImplementedError
+
+    def recur(self, gates, state, memory, training=None):
+        raise NotImplementedError
+
+    def output_logits(self, step_outputs, embedded, training=None):
+        raise NotImplementedError
+
+    @property
+    def decoder_input_cell(self):
+        """The cell whose kernel takes the target embedding (hoisted out of the loop)."""
+        raise NotImplementedError
+
+    # -- the shared machinery --------------------------------------------------
+    @property
+    def memory_dim(self):
+        return 2 * self.encoder_units
+
+    def build(self, input_shape=None):
+        # Run one tiny teacher-forced batch so that every weight exists.
+        source = ops.ones((1, 2), dtype="int32")
+        target = ops.ones((1, 2), dtype="int32")
+        self.call((source, target))
+        self.built = True
+
+    def encode(self, source_ids, training=None):
+        """Encodes a batch once per sentence.
+
+        Args:
+            source_ids: int32 `(B, S)`, padded with 0.
+
+        Returns:
+            `(memory, state)`: `memory` a dict of per-sentence tensors `(B, ...)`,
+            never tiled per hypothesis; `state` a tuple of tensors `(B, ...)`, the
+            initial decoder state.
+        """
+        source_ids = ops.cast(source_ids, "int32")
+        mask = ops.not_equal(source_ids, PAD_ID)  # (B, S)
+        embedded = self.embedding_dropout(self.source_embedding(source_ids), training=training)
+        outputs, final_forward, final_backward = self.encoder(embedded, mask=mask, training=training)
+        return self.decoder_memory(outputs, mask, final_forward, final_backward)
+
+    def call(self, inputs, training=None):
+        source_ids, target_in_ids = inputs
+        memory, state = self.encode(source_ids, training=training)
+        target_in_ids = ops.cast(target_in_ids, "int32")
+        embedded = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)  # (B, T, E)
+        gates = self.decoder_input_cell.project_inputs(embedded)  # (B, T, G): hoisted out of the loop
+        state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
+
+        def body(state, gates_t):  # gates_t (B, G)
+            step_outputs, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training)
+            return state, ops.squeeze(step_outputs, 1)  # (B, D_out)
+
+        _, step_outputs = scan(body, state, ops.transpose(gates, (1, 0, 2)))  # (T, B, D_out)
+        step_outputs = ops.transpose(step_outputs, (1, 0, 2))  # (B, T, D_out)
+        return self.output_logits(step_outputs, embedded, training=training)
+
+    def step(self, token_ids, state, memory):
+        """One decoder step for K hypotheses per sentence.
+
+        Args:
+            token_ids: int32 `(B, K)`, the previous target tokens.
+            state: tuple of tensors `(B, K, ...)`.
+            memory: the dict returned by `encode`, `(B, ...)`.
+
+        Returns:
+            `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax, the new
+            state `(B, K, ...)`, float32 attention weights `(B, K, S)`.
+        """
+        embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, K, E)
+        gates = self.decoder_input_cell.project_inputs(embedded)
+        step_outputs, state = self.recur(gates, state, memory, training=False)
+        logits = self.output_logits(step_outputs, embedded, training=False)  # (B, K, V)
+        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+        return log_probs, state, ops.cast(self.step_attention(step_outputs, memory), "float32")
+
+    def step_attention(self, step_outputs, memory):
+        """The attention weights `(B, K, S)` carried in the step outputs."""
+        source_length = ops.shape(memory["mask"])[1]
+        return step_outputs[..., -source_length:]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "source_vocab_size": self.source_vocab_size,
+                "target_vocab_size": self.target_vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "encoder_cell": self.encoder_cell,
+                "encoder_units": self.encoder_units,
+                "encoder_layers": self.encoder_layers,
+                "decoder_cell": self.decoder_cell,
+                "decoder_units": self.decoder_units,
+                "dropout": self.dropout,
+            }
+        )
+        return config

@@ -1,0 +1,30 @@
+"""A scan over time whose per-step output may differ in shape from the carried state."""
+
+import keras
+from keras import ops
+
+
+def scan(fn, init, xs):
+    """Runs `carry, y = fn(carry, x)` over the leading axis of `xs`; returns `(carry, ys)`.
+
+    `y` is one tensor. Keras' own `ops.scan` on the TensorFlow backend requires `y`
+    to have the carry's structure, so TensorFlow gets its own while loop here.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return ops.scan(fn, init, xs)
+    import tensorflow as tf
+
+    xs = tf.convert_to_tensor(xs)
+    length = tf.shape(xs)[0]
+    inputs = tf.TensorArray(xs.dtype, size=length, element_shape=xs.shape[1:]).unstack(xs)
+    y_spec = tf.nest.map_structure(tf.convert_to_tensor, fn(init, xs[0])[1])  # traced once for dtype/shape
+    outputs = tf.TensorArray(y_spec.dtype, size=length, element_shape=None, infer_shape=False)
+
+    def body(i, carry, outputs):
+        carry, y = fn(carry, inputs.read(i))
+        return i + 1, carry, outputs.write(i, y)
+
+    _, carry, outputs = tf.while_loop(lambda i, *_: i < length, body, (tf.constant(0), init, outputs))
+    ys = outputs.stack()
+    ys.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(y_spec.shape))
+    return carry, ys
