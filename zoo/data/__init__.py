@@ -4,3 +4,12 @@ from zoo.data.char_tokenizer import CharTokenizer
 from zoo.data.tokenizer import Tokenizer, build_tokenizer, load_tokenizer, normalize, tokenizer_types
 from zoo.data.tsv import BadLine, DataError, TsvReport, read_tsv, read_tsv_report, write_tsv
 from zoo.data.word_tokenizer import WordTokenizer
+from zoo.data.dates import (
+    DateExample,
+    date_formats,
+    date_languages,
+    dates_splits,
+    generate_dates,
+    sample_dates,
+    write_dates_tsv,
+)
