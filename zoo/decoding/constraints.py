@@ -1,0 +1,60 @@
+"""What a decoder may produce, and for how long: shared by greedy and beam search."""
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.data.vocabulary import BOS_ID, PAD_ID
+
+# Default length limit of a sentence of `s` source tokens: 2 * s + 10 target tokens.
+MAX_LENGTH_FACTOR = 2
+MAX_LENGTH_OFFSET = 10
+
+
+def source_lengths(source_ids):
+    """int32 `(B,)`: real tokens per sentence of `source_ids` int32 `(B, S)` padded with PAD_ID."""
+    return tf.reduce_sum(tf.cast(tf.not_equal(source_ids, PAD_ID), tf.int32), axis=1)
+
+
+def decoding_limits(source_ids, max_length=None):
+    """Per-sentence length limits and the length of the decoding buffers.
+
+    Args:
+        source_ids: int32 `(B, S)` padded with PAD_ID.
+        max_length: None, or a positive int / int32 scalar tensor: the most target
+            tokens (end token included) of any hypothesis.
+
+    Returns:
+        `(limits, buffer_length)`: `limits` int32 `(B,)`, each sentence's own limit
+        (`2 * source_length + 10` by default, so a sentence decodes the same alone
+        or in a batch); `buffer_length` int32 scalar >= every limit, derived from
+        shapes only (`2 * S + 10` by default) so that XLA sees a compile-time constant.
+    """
+    batch_size = tf.shape(source_ids)[0]
+    if max_length is None:
+        limits = MAX_LENGTH_FACTOR * source_lengths(source_ids) + MAX_LENGTH_OFFSET
+        buffer_length = MAX_LENGTH_FACTOR * tf.shape(source_ids)[1] + MAX_LENGTH_OFFSET
+        return limits, buffer_length
+    static = tf.get_static_value(max_length)
+    if static is not None and (np.size(static) != 1 or int(np.reshape(static, [])) < 1):
+        raise ValueError(f"max_length must be a positive integer scalar, received {static!r}.")
+    buffer_length = tf.cast(tf.reshape(max_length, []), tf.int32)
+    return tf.fill([batch_size], buffer_length), buffer_length
+
+
+def forbid_special_tokens(log_probs):
+    """Sets the log-probability of PAD_ID and BOS_ID to -inf.
+
+    Neither is a token a translation can contain: PAD_ID marks the end of the
+    returned ids and BOS_ID is only ever the first decoder input. The other
+    log-probabilities are left as the model gave them (not renormalized), so a
+    hypothesis' reported log-probability is the model's own.
+
+    Args:
+        log_probs: float32 `(B, K, V)`.
+
+    Returns:
+        float32 `(B, K, V)`.
+    """
+    token = tf.range(tf.shape(log_probs)[-1])
+    forbidden = tf.logical_or(tf.equal(token, PAD_ID), tf.equal(token, BOS_ID))
+    return tf.where(forbidden, tf.constant(float("-inf"), log_probs.dtype), log_probs)

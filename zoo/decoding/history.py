@@ -1,0 +1,19 @@
+"""Loop plumbing shared by the decoders: fixed-size histories and loose shape invariants."""
+
+import tensorflow as tf
+
+
+def relaxed_shape(tensor, num_dynamic):
+    """`tensor`'s static shape with its first `num_dynamic` dimensions unknown.
+
+    Used as a `tf.while_loop` shape invariant: the batch and beam dimensions may be
+    run-time values (and a model may lose their static size), the feature
+    dimensions stay known so that layers inside `step` can build.
+    """
+    shape = tf.TensorShape(tensor.shape)
+    return tf.TensorShape([None] * num_dynamic).concatenate(shape[num_dynamic:])
+
+
+def write_row(buffer, index, row):
+    """`buffer` with `buffer[index] = row`: a fixed-size history that XLA can compile."""
+    return tf.tensor_scatter_nd_update(buffer, tf.reshape(index, [1, 1]), tf.expand_dims(row, 0))

@@ -1,0 +1,51 @@
+"""Teacher-forced log-probability of given translations: what the `score` signature returns."""
+
+import tensorflow as tf
+
+from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
+
+
+def sequence_log_prob(model, source_ids, target_ids, append_end=True):
+    """`log p(y | x)`: the sum of the model's token log-probabilities, end token included.
+
+    The target is read up to its first end token if it has one (so the `ids` of a
+    `DecodingResult` can be passed as they are), else up to its padding, and the
+    end token is appended when `append_end` (a hypothesis cut at `max_length` has
+    no end token: pass `append_end=False` to score it as beam search did). The
+    model runs once in teacher forcing (`model((source_ids, target_in_ids))`), so
+    the result equals the `log_probs` beam search reports for the same target.
+
+    Args:
+        model: a zoo model: `model((source_ids, target_in_ids), training=False)`
+            returns logits `(B, T, V)`.
+        source_ids: int `(B, S)` padded with PAD_ID.
+        target_ids: int `(B, T)` padded with PAD_ID, without BOS.
+        append_end: add the end token to targets that do not contain one.
+
+    Returns:
+        float32 `(B,)`.
+    """
+    source_ids = tf.cast(source_ids, tf.int32)
+    target_ids = tf.cast(target_ids, tf.int32)
+    target = tf.pad(target_ids, [[0, 0], [0, 1]])  # room for the end token, (B, T + 1)
+    position = tf.range(tf.shape(target)[1])[None, :]
+
+    is_end = tf.equal(target, EOS_ID)
+    has_end = tf.reduce_any(is_end, axis=1)
+    first_end = tf.argmax(tf.cast(is_end, tf.int32), axis=1, output_type=tf.int32)
+    num_tokens = tf.reduce_sum(tf.cast(tf.not_equal(target, PAD_ID), tf.int32), axis=1)
+    if append_end:
+        target = tf.where(
+            tf.logical_and(~has_end[:, None], tf.equal(position, num_tokens[:, None])), EOS_ID, target
+        )
+        lengths = tf.where(has_end, first_end + 1, num_tokens + 1)
+    else:
+        lengths = tf.where(has_end, first_end + 1, num_tokens)
+    inside = position < lengths[:, None]
+    target_out = tf.where(inside, target, PAD_ID)
+    target_in = tf.concat([tf.fill([tf.shape(target)[0], 1], BOS_ID), target_out[:, :-1]], axis=1)
+
+    logits = model((source_ids, target_in), training=False)
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, T + 1, V)
+    token_log_probs = tf.gather(log_probs, target_out, batch_dims=2)  # (B, T + 1)
+    return tf.reduce_sum(tf.where(inside, token_log_probs, 0.0), axis=1)
