@@ -13,3 +13,4 @@ from zoo.data.dates import (
     sample_dates,
     write_dates_tsv,
 )
+from zoo.data.pipeline import count_tokens, default_bucket_boundaries, make_dataset

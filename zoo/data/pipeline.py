@@ -1,0 +1,163 @@
+"""tf.data input pipeline: sentence pairs -> padded, length-bucketed batches of token ids.
+
+Tokenization runs inside the pipeline with the tokenizers' own TF ops (the very ops the
+exported model runs), so training and serving see identical tokens.
+"""
+
+import tensorflow as tf
+
+from zoo.data import vocabulary
+from zoo.data.tsv import DataError
+
+_TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
+
+# Bucket edges grow by about 25% so that a batch pads at most ~25% beyond its longest row.
+_LENGTH_LADDER = (
+    4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128,
+    160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024,
+)  # fmt: skip
+
+
+def make_dataset(
+    pairs,
+    source_tokenizer,
+    target_tokenizer,
+    batch_size,
+    *,
+    max_source_length=None,
+    max_target_length=None,
+    shuffle=True,
+    seed=0,
+    bucket_boundaries=None,
+    drop_long=False,
+    repeat=False,
+    shuffle_buffer_size=None,
+):
+    """Builds the training/evaluation dataset of a list of sentence pairs.
+
+    Each element is `((source_ids, target_in_ids), target_out_ids)`, int32, padded with
+    `PAD_ID` to the longest row of the batch:
+      source_ids     `(B, S)`: the source tokens, no `<s>`/`</s>`;
+      target_in_ids  `(B, T)`: `<s>` + target tokens (teacher forcing input);
+      target_out_ids `(B, T)`: target tokens + `</s>` (what the loss compares with).
+    `B` is at most `batch_size` sentences (the last batch of a length bucket may be
+    smaller). Pairs are grouped by length (`max(S, T)`) so that batches carry little
+    padding. Pairs whose source or target has no token at all are left out. The number of
+    real tokens of a batch is `count_tokens(ids)` (non-pad positions).
+
+    Args:
+      pairs: list of (source, target) str pairs, e.g. from `read_tsv` or `dates_splits`.
+      source_tokenizer, target_tokenizer: `zoo.data.Tokenizer`s.
+      batch_size: sentences per batch.
+      max_source_length: most source tokens kept; None for no limit.
+      max_target_length: most target tokens kept (before `<s>`/`</s>` are added, so `T` is
+        at most `max_target_length + 1`); None for no limit.
+      shuffle: shuffle the pairs (again at each epoch).
+      seed: shuffle seed; the same seed gives the same batches in the same order.
+      bucket_boundaries: increasing lengths that separate buckets; None picks edges that
+        grow by ~25% up to the maximum lengths.
+      drop_long: leave out pairs longer than the maximum lengths instead of truncating them
+        (truncated targets still end with `</s>`).
+      repeat: repeat forever (for `model.fit(..., steps_per_epoch=...)`).
+      shuffle_buffer_size: None shuffles all pairs at once.
+
+    Returns:
+      A `tf.data.Dataset`, prefetched.
+
+    Raises:
+      DataError: no pairs were given.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        raise DataError("no sentence pairs to build a dataset from (empty training set?)")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1 sentence, got {batch_size}")
+    for name, value in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1 or None, got {value}")
+    if drop_long and max_source_length is None and max_target_length is None:
+        raise ValueError("drop_long=True needs max_source_length and/or max_target_length")
+    if bucket_boundaries is None:
+        bucket_boundaries = default_bucket_boundaries(max_source_length, max_target_length)
+    bucket_boundaries = list(bucket_boundaries)
+    if any(b <= a for a, b in zip(bucket_boundaries, bucket_boundaries[1:])) or (
+        bucket_boundaries and bucket_boundaries[0] < 1
+    ):
+        raise ValueError(f"bucket_boundaries must be positive and increasing, got {bucket_boundaries}")
+
+    def tokenize(sources, targets):
+        # Whole batches of ragged ids: per-sentence ops would cost more than tokenizing.
+        source_ids = source_tokenizer.encode(sources)
+        target_ids = target_tokenizer.encode(targets)
+        source_lengths, target_lengths = source_ids.row_lengths(), target_ids.row_lengths()
+        keep = tf.logical_and(source_lengths > 0, target_lengths > 0)
+        if drop_long:
+            keep = tf.logical_and(keep, _fits(source_lengths, max_source_length))
+            keep = tf.logical_and(keep, _fits(target_lengths, max_target_length))
+        source_ids = tf.ragged.boolean_mask(source_ids, keep)
+        target_ids = tf.ragged.boolean_mask(target_ids, keep)
+        if max_source_length is not None:
+            source_ids = source_ids[:, :max_source_length]
+        if max_target_length is not None:
+            target_ids = target_ids[:, :max_target_length]
+        return _teacher_forcing(source_ids, target_ids)
+
+    def length(inputs, target_out_ids):
+        return tf.maximum(tf.size(inputs[0]), tf.size(target_out_ids))
+
+    sources = tf.constant([source for source, _ in pairs], dtype=tf.string)
+    targets = tf.constant([target for _, target in pairs], dtype=tf.string)
+    dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
+    dataset = dataset.batch(_TOKENIZE_BATCH)
+    dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.unbatch()
+    # Unbatched ragged rows are specced as 0-ragged-rank RaggedTensors, which padded_batch
+    # refuses; passing them through a function turns them into plain 1-D tensors.
+    dataset = dataset.map(lambda inputs, target_out_ids: (inputs, target_out_ids))
+    # Tokenize once; later epochs reshuffle the cached ids.
+    dataset = dataset.cache()
+    if shuffle:
+        dataset = dataset.shuffle(
+            shuffle_buffer_size or len(pairs), seed=seed, reshuffle_each_iteration=True
+        )
+    if repeat:
+        dataset = dataset.repeat()
+    dataset = dataset.bucket_by_sequence_length(
+        element_length_func=length,
+        bucket_boundaries=bucket_boundaries,
+        bucket_batch_sizes=[batch_size] * (len(bucket_boundaries) + 1),
+        padding_values=((vocabulary.PAD_ID, vocabulary.PAD_ID), vocabulary.PAD_ID),
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def default_bucket_boundaries(max_source_length=None, max_target_length=None):
+    """Bucket edges growing by ~25%, up to the longest possible row (all if unknown)."""
+    if max_source_length is None or max_target_length is None:
+        return list(_LENGTH_LADDER)
+    longest = max(max_source_length, max_target_length + 1)  # + 1: <s> or </s>
+    return [b for b in _LENGTH_LADDER if b <= longest]
+
+
+def count_tokens(ids):
+    """Number of real (non-`PAD_ID`) tokens in a batch of ids, int64 scalar.
+
+    For tokens/s: `count_tokens(target_out_ids)` counts target tokens, `</s>` included.
+    """
+    return tf.math.count_nonzero(tf.not_equal(ids, vocabulary.PAD_ID), dtype=tf.int64)
+
+
+def _fits(lengths, max_length):
+    if max_length is None:
+        return tf.ones_like(lengths, dtype=tf.bool)
+    return lengths <= max_length
+
+
+def _teacher_forcing(source_ids, target_ids):
+    """Ragged (x, y) `(B, None)` -> ((x, [BOS] + y), y + [EOS])."""
+    batch = target_ids.nrows()
+    bos = tf.fill([batch, 1], tf.constant(vocabulary.BOS_ID, tf.int32))
+    eos = tf.fill([batch, 1], tf.constant(vocabulary.EOS_ID, tf.int32))
+    target_in = tf.concat([bos, target_ids], axis=1)
+    target_out = tf.concat([target_ids, eos], axis=1)
+    return (source_ids, target_in), target_out
