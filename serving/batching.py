@@ -99,9 +99,11 @@ class BatchScheduler:
     async def predict(self, signature: Signature, arrays: dict) -> dict:
         """Runs `signature` on `arrays` (input name -> array), possibly batched with others."""
         loop = asyncio.get_running_loop()
-        if not (self.enable_batching and is_batchable(signature)):
+        sizes = {array.shape[0] if array.ndim else None for array in arrays.values()}
+        # Inputs of different lengths would be paired wrongly once concatenated: run those alone.
+        if not (self.enable_batching and is_batchable(signature) and len(sizes) == 1):
             return await loop.run_in_executor(self._executor, run_signature, signature, arrays)
-        rows = next(iter(arrays.values())).shape[0]
+        rows = sizes.pop()
         request = _Request(arrays, rows, loop.create_future())
         queue = self._queues.setdefault(signature, _Queue())
         queue.pending.append(request)

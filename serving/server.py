@@ -7,13 +7,9 @@ Serves the highest version under `--model_base_path` and picks up newer versions
 
 import logging
 import os
+import sys
 
-import uvicorn
 from absl import app, flags
-
-from serving.batching import BatchScheduler
-from serving.model_registry import ModelRegistry
-from serving.rest_app import create_app
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_base_path", None, "Directory holding numeric version dirs (1/, 2/, ...).")
@@ -30,11 +26,20 @@ flags.mark_flag_as_required("model_base_path")
 
 def main(argv):
     del argv
+    if not os.path.isdir(FLAGS.model_base_path):
+        sys.exit(
+            f"zoo-serve: --model_base_path {FLAGS.model_base_path!r} is not a directory; expected a "
+            "directory holding numeric version directories such as 1/saved_model.pb"
+        )
+    # Imported here, after the flags are checked, so --help and usage errors skip TensorFlow's import.
+    import uvicorn
+
+    from serving.batching import BatchScheduler
+    from serving.model_registry import ModelRegistry
+    from serving.rest_app import create_app
+
     logging.getLogger().setLevel(logging.INFO)
-    try:
-        registry = ModelRegistry(FLAGS.model_name, FLAGS.model_base_path)
-    except FileNotFoundError as error:
-        raise app.UsageError(str(error)) from None
+    registry = ModelRegistry(FLAGS.model_name, FLAGS.model_base_path)
     if not registry.poll():
         logging.warning("No loadable version under %s yet; waiting for one.", FLAGS.model_base_path)
     scheduler = BatchScheduler(FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching)
