@@ -1,0 +1,125 @@
+"""Tests of serving.client.TranslationClient: against zoo-serve (and TF Serving when
+TF_SERVING_URL is set, see conftest.py), and its retry policy against a scripted transport."""
+
+import httpx
+import pytest
+
+import saved_model_fixture as fixture
+from conftest import free_port
+from serving.client import Hypothesis, Translation, TranslationClient
+from serving.errors import ServingError
+
+
+@pytest.fixture
+def client(rest_server):
+    with TranslationClient(rest_server.url, rest_server.model_name, timeout=30, retries=2, backoff=0.05) as client:
+        yield client
+
+
+def test_translate_with_the_default_signature(client):
+    sources = ["hello world", "Grüße", ""]
+    results = client.translate(sources)
+    assert [r.text for r in results] == [fixture.expected_translation(s) for s in sources]
+    for result in results:
+        assert isinstance(result, Translation) and len(result.hypotheses) == 1
+        assert result.score == pytest.approx(fixture.score_of(result.text, 1.0), rel=1e-6)
+
+
+def test_translate_one_string_returns_one_translation(client):
+    result = client.translate("abc", signature="greedy")
+    assert isinstance(result, Translation) and result.text == "CBA"
+    assert client.translate([]) == []
+
+
+def test_translate_n_best_uses_beam_search(client):
+    results = client.translate(["ab", "hello"], beam_width=4, n_best=3, length_penalty=0.5)
+    for source, result in zip(["ab", "hello"], results):
+        best = fixture.expected_translation(source)
+        texts = [best, best + "~", best + "~~"]
+        assert [h.text for h in result.hypotheses] == texts
+        assert [h.log_prob for h in result.hypotheses] == pytest.approx([fixture.log_prob_of(t) for t in texts])
+        assert [h.score for h in result.hypotheses] == pytest.approx([fixture.score_of(t, 0.5) for t in texts], rel=1e-6)
+        assert result.hypotheses[0] == Hypothesis(result.text, result.score, result.hypotheses[0].log_prob)
+
+
+def test_score_gives_log_probabilities(client):
+    targets = ["BA", "anything", ""]
+    assert client.score(["ab"] * 3, targets) == pytest.approx([fixture.log_prob_of(t) for t in targets])
+    # The contract: score(source, t) equals the log_probs beam search reported for t.
+    beam = client.translate("ab", n_best=2)
+    assert client.score(["ab", "ab"], [h.text for h in beam.hypotheses]) == pytest.approx(
+        [h.log_prob for h in beam.hypotheses]
+    )
+
+
+def test_status_and_metadata(client, rest_server):
+    assert {"version": rest_server.version, "state": "AVAILABLE"}.items() <= client.status()["model_version_status"][0].items()
+    signatures = client.metadata()["metadata"]["signature_def"]["signature_def"]
+    assert {"serving_default", "greedy", "beam_search", "score"} <= set(signatures)
+
+
+def test_client_errors_carry_the_server_message(client, rest_server):
+    with pytest.raises(ServingError) as error:
+        client.translate(["a"], signature="no_such_signature")
+    assert error.value.status_code == 400 and "no_such_signature" in error.value.message
+    with TranslationClient(rest_server.url, "no_such_model", retries=0) as other:
+        with pytest.raises(ServingError) as error:
+            other.status()
+    assert error.value.status_code == 404
+    with pytest.raises(ValueError, match="beam_width"):
+        client.translate(["a"], beam_width=2, n_best=3)
+
+
+def _scripted(answers):
+    """A transport answering with `answers` in order (a status code or an exception); logs requests."""
+    requests = []
+
+    def handler(request):
+        requests.append(request)
+        answer = answers[min(len(requests), len(answers)) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        body = {"outputs": {"translation": ["X"], "score": [-1.0]}} if answer == 200 else {"error": f"status {answer}"}
+        return httpx.Response(answer, json=body)
+
+    return httpx.MockTransport(handler), requests
+
+
+def test_retries_5xx_and_connection_errors_then_succeeds():
+    transport, requests = _scripted([503, httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), 200])
+    with TranslationClient("http://serving.test", retries=3, backoff=0.001, transport=transport) as client:
+        assert client.translate("x").text == "X"
+    assert len(requests) == 4
+    assert requests[0].url.path == "/v1/models/zoo:predict"
+
+
+def test_gives_up_after_the_retries():
+    transport, requests = _scripted([500])
+    with TranslationClient("http://serving.test", retries=2, backoff=0.001, transport=transport) as client:
+        with pytest.raises(ServingError) as error:
+            client.translate("x")
+    assert error.value.status_code == 500 and error.value.message == "status 500"
+    assert len(requests) == 3
+
+
+@pytest.mark.parametrize("status", [400, 404, 413])
+def test_never_retries_4xx(status):
+    transport, requests = _scripted([status, 200])
+    with TranslationClient("http://serving.test", retries=3, backoff=0.001, transport=transport) as client:
+        with pytest.raises(ServingError) as error:
+            client.translate("x")
+    assert error.value.status_code == status
+    assert len(requests) == 1
+
+
+def test_pinned_version_goes_into_the_url():
+    transport, requests = _scripted([200])
+    with TranslationClient("http://serving.test/", "m", version=3, transport=transport) as client:
+        client.translate("x")
+    assert str(requests[0].url) == "http://serving.test/v1/models/m/versions/3:predict"
+
+
+def test_unreachable_server_raises_after_the_retries():
+    with TranslationClient(f"http://127.0.0.1:{free_port()}", retries=1, backoff=0.01) as client:
+        with pytest.raises(ServingError, match="after 2 attempt"):
+            client.status()
