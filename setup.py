@@ -22,6 +22,7 @@ setup(
         "absl-py>=2.0",
         "ml-collections>=0.1.1",
         "sacrebleu>=2.4",
+        "tensorboard>=2.16",
         "babel>=2.14",
         "matplotlib>=3.8",
         "starlette>=0.37",
