@@ -1,0 +1,77 @@
+"""The fields every recipe has, with their defaults; recipes change what they need."""
+
+import ml_collections
+
+
+def get_config():
+    """Defaults shared by all recipes."""
+    config = ml_collections.ConfigDict()
+    config.recipe = "base"  # the recipe's name, recorded in results.json
+
+    # -- data -----------------------------------------------------------------------
+    config.dataset = "dates"  # "dates" (built in, generated) or "tsv" (train_tsv / dev_tsv files)
+    config.train_tsv = ""  # `source<TAB>target` training file (dataset "tsv"; overrides dates)
+    config.dev_tsv = ""  # dev file scored with BLEU/chrF after each evaluation interval
+    config.dates_train_size = 20000  # generated training pairs (dataset "dates")
+    config.dates_dev_size = 1000  # generated dev pairs (dates disjoint from training)
+    config.dates_seed = 0  # the generator's seed: same seed, same pairs
+    config.dates_languages = "en,fr,es,de,it,pt"  # comma-separated source languages of `dates`
+    config.max_bad_fraction = 0.1  # share of malformed TSV lines tolerated (skipped with a warning)
+
+    # -- tokenizers -------------------------------------------------------------------
+    config.source_tokenizer = "char"  # "char" or "word"
+    config.target_tokenizer = "char"  # "char" or "word"
+    config.source_vocab_size = 0  # most source tokens incl. reserved ones; 0 = no limit
+    config.target_vocab_size = 0  # most target tokens incl. reserved ones; 0 = no limit
+    config.vocab_min_count = 1  # tokens seen fewer times in training become <unk>
+    config.lowercase = False  # lowercase both sides before tokenizing
+    config.max_source_length = 64  # source tokens kept per sentence (longer are truncated)
+    config.max_target_length = 64  # target tokens kept per sentence (before </s>)
+    config.drop_long = False  # drop over-long training pairs instead of truncating them
+
+    # -- model --------------------------------------------------------------------------
+    config.model = "bahdanau"  # preset name from zoo.models.presets()
+    config.embedding_dim = 256  # source and target embedding size
+    config.encoder_cell = "lstm"  # "lstm" or "gru"
+    config.encoder_units = 256  # units of each encoder direction
+    config.encoder_layers = 1  # stacked bidirectional encoder layers
+    config.decoder_cell = "lstm"  # "lstm" or "gru"
+    config.decoder_units = 512  # decoder RNN units
+    config.attention_units = 256  # hidden size of additive/concat scores (ignored by others)
+    config.attention_rank = 64  # rank of the reduced_rank score (ignored by others)
+    config.output_units = 256  # maxout output size of bahdanau/rnnenc (ignored by luong_*)
+    config.dropout = 0.2  # dropout on embeddings, between layers and before the output
+
+    # -- optimization ---------------------------------------------------------------------
+    config.batch_size = 64  # sentences per batch (length-bucketed)
+    config.num_epochs = 10  # most epochs (an epoch = steps_per_epoch steps, or one pass)
+    config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
+    config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
+    config.max_train_minutes = 0.0  # wall-clock budget of the whole run; 0 = no limit
+    config.learning_rate = 1e-3  # peak learning rate of Adam
+    config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup) or "exponential"
+    config.warmup_steps = 200  # linear warmup steps from 0 to learning_rate
+    config.decay_steps = 1000  # exponential: steps per decay by decay_rate
+    config.decay_rate = 0.5  # exponential: factor per decay_steps
+    config.min_learning_rate = 1e-5  # the schedule never goes below this
+    config.clipnorm = 1.0  # clip each gradient to this L2 norm
+    config.seed = 0  # weights initialization and data shuffling seed
+
+    # -- evaluation, early stopping, checkpoints ----------------------------------------
+    config.bleu_tokenize = "13a"  # sacreBLEU tokenizer ("13a" words, "char" for dates)
+    config.eval_beam_width = 1  # beam width of the dev evaluations during training (1 = greedy)
+    config.final_beam_width = 5  # beam width of the final dev evaluation (1 = greedy)
+    config.length_penalty = 0.6  # GNMT length penalty alpha of beam search
+    config.eval_batch_size = 256  # dev sentences decoded at once
+    config.max_eval_sentences = 0  # dev sentences decoded during training; 0 = all
+    config.early_stopping_patience = 4  # evaluations without BLEU progress before stopping; 0 = never
+    config.early_stopping_min_delta = 0.1  # BLEU gain that counts as progress
+    config.target_bleu = 0.0  # stop once dev BLEU reaches this; 0 = never
+    config.checkpoint_every_steps = 0  # also save the training state every N steps; 0 = each epoch only
+    config.checkpoints_to_keep = 2  # training-state checkpoints kept in checkpoints/
+    config.num_samples = 5  # sample translations printed at the end
+    config.verbose = 1  # Keras progress: 0 silent, 1 progress bar, 2 one line per epoch
+
+    # -- export -----------------------------------------------------------------------------
+    config.export = True  # write a SavedModel to export/<version>/ at the end
+    return config

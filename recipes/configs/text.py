@@ -1,0 +1,31 @@
+"""Recipe: word-level translation of the user's own parallel TSV files (Luong general attention)."""
+
+from recipes.configs import base
+
+
+def get_config():
+    config = base.get_config()
+    config.recipe = "text"  # the recipe's name, recorded in results.json
+    config.dataset = "tsv"  # needs --train_tsv (and --dev_tsv, else 2% of train is held out)
+    config.model = "luong_general"  # global attention, general score, input feeding
+    config.source_tokenizer = "word"  # words and punctuation
+    config.target_tokenizer = "word"
+    config.source_vocab_size = 8000  # the 8000 most frequent words (reserved ids included)
+    config.target_vocab_size = 8000
+    config.lowercase = False  # keep case: it is part of the translation
+    config.max_source_length = 50  # words; longer sentences are truncated
+    config.max_target_length = 50
+    config.embedding_dim = 256  # reference sizes: bi-LSTM 2 x 256, decoder 512
+    config.encoder_units = 256
+    config.decoder_units = 512
+    config.dropout = 0.2  # real data overfits
+    config.batch_size = 64  # sentences per batch
+    config.num_epochs = 50  # evaluation intervals; the budget or early stopping ends sooner
+    config.steps_per_epoch = 500  # evaluate the dev set every 500 steps
+    config.learning_rate = 1e-3  # Adam peak
+    config.warmup_steps = 500  # then inverse square root decay
+    config.bleu_tokenize = "13a"  # sacreBLEU's default word tokenizer
+    config.max_eval_sentences = 500  # dev sentences decoded during training (all at the end)
+    config.final_beam_width = 5  # beam of the final dev score
+    config.early_stopping_patience = 5  # evaluations without BLEU progress
+    return config

@@ -1,0 +1,47 @@
+"""`zoo-translate`: translate stdin to stdout with an export or a training workdir.
+
+    zoo-translate --model EXPORT_DIR_OR_WORKDIR [--beam_width K] [--batch_size N] < src.txt > hyp.txt
+
+One output line per input line, in order; an empty input line gives an empty output line.
+Lines are translated in batches as they arrive, so it works in a pipe as well as on files.
+Progress goes to stderr when stderr is a terminal or `--progress` is set.
+"""
+
+import os
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model", None, "A SavedModel dir, an export dir of versions (newest used) or a zoo-train workdir.")
+flags.DEFINE_integer("beam_width", None, "Beam width; unset: the export's default decoding (serving_default).")
+flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.")
+flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
+flags.mark_flag_as_required("model")
+
+
+def main(argv):
+    if len(argv) > 1:
+        sys.exit(f"zoo-translate: unexpected arguments {argv[1:]}; the source text is read from stdin")
+    if not os.path.isdir(FLAGS.model):
+        sys.exit(f"zoo-translate: --model {FLAGS.model!r} is not a directory; expected an export or a workdir")
+    if FLAGS.batch_size < 1 or (FLAGS.beam_width is not None and FLAGS.beam_width < 1):
+        sys.exit(f"zoo-translate: expected --batch_size >= 1 and --beam_width >= 1, got "
+                 f"{FLAGS.batch_size} and {FLAGS.beam_width}")
+    # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
+    from zoo.export.translation import main_stream
+
+    try:
+        main_stream(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress)
+    except (FileNotFoundError, ValueError) as error:
+        sys.exit(f"zoo-translate: {error}")
+    except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def run():
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

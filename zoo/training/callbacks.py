@@ -1,0 +1,174 @@
+"""Keras callbacks of `zoo-train`: dev BLEU, best model, early stopping, limits, resume state."""
+
+import os
+import time
+
+import keras
+import tensorflow as tf
+
+
+class TrainingState(tf.Module):
+    """The counters a resumed run needs besides the weights and the optimizer.
+
+    Every field is a `tf.Variable`, so it is saved in the same checkpoint as the model.
+
+    Fields:
+      epoch: completed epochs (the next `fit` starts at `initial_epoch=epoch`).
+      best_bleu: best dev BLEU so far (-1 before the first evaluation).
+      bad_evaluations: evaluations since the last BLEU progress (early stopping).
+      finished: 1 once training stopped for good (early stopping, target BLEU, step limit).
+      train_seconds: training time over all runs, dev evaluations excluded.
+    """
+
+    def __init__(self):
+        super().__init__(name="training_state")
+        self.epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+        self.best_bleu = tf.Variable(-1.0, dtype=tf.float64, trainable=False, name="best_bleu")
+        self.bad_evaluations = tf.Variable(0, dtype=tf.int64, trainable=False, name="bad_evaluations")
+        self.finished = tf.Variable(0, dtype=tf.int64, trainable=False, name="finished")
+        self.train_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_seconds")
+
+
+def save_model_atomically(model, path):
+    """Saves `model` to `path` (`.keras`) through a temporary file in the same directory.
+
+    `os.replace` is atomic on one file system, so `path` always holds a complete model:
+    a kill during the save leaves the previous file untouched.
+    """
+    directory, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp.keras")
+    try:
+        model.save(temporary)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+class DevEvaluation(keras.callbacks.Callback):
+    """After each epoch: dev BLEU/chrF, the best model, early stopping and the checkpoint.
+
+    Adds `dev_bleu`, `dev_chrf`, `dev_exact_match` and `learning_rate` to the epoch logs
+    (so the progress bar and TensorBoard show them), writes them as TensorBoard scalars
+    under `logs/dev`, saves the model to `best_path` when BLEU improves, stops training
+    after `patience` evaluations without a gain of `min_delta` BLEU or once `target_bleu`
+    is reached, and finally saves the training state with `checkpoint_manager` (after the
+    best model, so a resumed run never has a state newer than its best model).
+
+    Args:
+      evaluate_fn: `() -> zoo.metrics.Scores` on the dev set.
+      state: the `TrainingState` saved with the checkpoint.
+      checkpoint_manager: a `tf.train.CheckpointManager` of model, optimizer and state.
+      best_path: where the best model goes (`best.keras`).
+      log_dir: TensorBoard directory of the dev scalars.
+      patience: evaluations without progress before stopping; 0 never stops.
+      min_delta: BLEU gain that counts as progress.
+      target_bleu: stop once dev BLEU reaches it; 0 never stops.
+      print_fn: where the one-line evaluation report goes.
+    """
+
+    def __init__(self, evaluate_fn, state, checkpoint_manager, best_path, log_dir,
+                 patience=0, min_delta=0.0, target_bleu=0.0, print_fn=print):
+        super().__init__()
+        self.evaluate_fn = evaluate_fn
+        self.state = state
+        self.checkpoint_manager = checkpoint_manager
+        self.best_path = best_path
+        self.writer = tf.summary.create_file_writer(log_dir)
+        self.patience = patience
+        self.min_delta = min_delta
+        self.target_bleu = target_bleu
+        self.print_fn = print_fn
+        self.history = []
+        self._epoch_start = None
+        self.stop_reason = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start = time.monotonic()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        self.state.train_seconds.assign_add(time.monotonic() - self._epoch_start)
+        started = time.monotonic()
+        scores = self.evaluate_fn()
+        eval_seconds = time.monotonic() - started
+        step = int(self.model.optimizer.iterations.numpy())
+        learning_rate = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
+        logs.update(dev_bleu=scores.bleu, dev_chrf=scores.chrf, dev_exact_match=scores.exact_match,
+                    learning_rate=learning_rate)
+        with self.writer.as_default(step=step):
+            tf.summary.scalar("bleu", scores.bleu)
+            tf.summary.scalar("chrf", scores.chrf)
+            tf.summary.scalar("exact_match", scores.exact_match)
+            tf.summary.scalar("learning_rate", learning_rate)
+        self.writer.flush()
+
+        best = float(self.state.best_bleu.numpy())
+        improved = scores.bleu > best
+        if improved:
+            save_model_atomically(self.model, self.best_path)
+            self.state.best_bleu.assign(scores.bleu)
+        if scores.bleu >= best + self.min_delta:
+            self.state.bad_evaluations.assign(0)
+        else:
+            self.state.bad_evaluations.assign_add(1)
+        if self.patience and int(self.state.bad_evaluations.numpy()) >= self.patience:
+            self.stop_reason = f"early stopping: no BLEU gain of {self.min_delta} in {self.patience} evaluations"
+        elif self.target_bleu and scores.bleu >= self.target_bleu:
+            self.stop_reason = f"target BLEU {self.target_bleu} reached"
+        if self.stop_reason:
+            self.state.finished.assign(1)
+            self.model.stop_training = True
+        self.state.epoch.assign(epoch + 1)
+        self.checkpoint_manager.save(checkpoint_number=step)
+        self.history.append(dict(epoch=epoch + 1, step=step, eval_seconds=eval_seconds, **scores.as_dict()))
+        self.print_fn(
+            f"epoch {epoch + 1} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
+            f"exact match {100 * scores.exact_match:.1f}% ({eval_seconds:.1f}s)"
+            + (" *best*" if improved else "")
+            + (f"; {self.stop_reason}" if self.stop_reason else "")
+        )
+
+
+class TrainingLimits(keras.callbacks.Callback):
+    """Stops training cleanly at a total step count or a wall-clock deadline.
+
+    Checked after every batch; the epoch then ends as usual (dev evaluation and
+    checkpoint), so nothing is lost.
+
+    Args:
+      train_steps: stop once the optimizer has made this many steps in all runs; 0 = none.
+      deadline: a `time.monotonic()` value after which to stop; None = none.
+      state: the `TrainingState`; a step-limit stop marks it finished.
+    """
+
+    def __init__(self, train_steps=0, deadline=None, state=None):
+        super().__init__()
+        self.train_steps = train_steps
+        self.deadline = deadline
+        self.state = state
+        self.stop_reason = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.train_steps and int(self.model.optimizer.iterations.numpy()) >= self.train_steps:
+            self.stop_reason = f"reached train_steps={self.train_steps}"
+            if self.state is not None:
+                self.state.finished.assign(1)
+        elif self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stop_reason = "wall-clock budget (max_train_minutes) spent"
+        if self.stop_reason:
+            self.model.stop_training = True
+
+
+class PeriodicCheckpoint(keras.callbacks.Callback):
+    """Saves the training state every `every_steps` optimizer steps (within epochs)."""
+
+    def __init__(self, checkpoint_manager, every_steps):
+        super().__init__()
+        self.checkpoint_manager = checkpoint_manager
+        self.every_steps = every_steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        if self.every_steps and step % self.every_steps == 0:
+            self.checkpoint_manager.save(checkpoint_number=step)
