@@ -23,6 +23,7 @@ from serving.errors import NotFoundError
 
 _VERSION_DIR = re.compile(r"[0-9]+")
 _SAVED_MODEL_FILE = "saved_model.pb"
+WARMUP_FILE = "tf_serving_warmup_requests"
 
 
 @dataclasses.dataclass(eq=False)
@@ -101,7 +102,11 @@ def read_signature_defs(export_dir: str) -> dict:
 
 
 def load_version(model_base_path: str, version: int) -> LoadedModel:
-    """Loads `<model_base_path>/<version>` with `tf.saved_model.load` and wraps its signatures."""
+    """Loads `<model_base_path>/<version>` with `tf.saved_model.load` and wraps its signatures.
+
+    Then replays the export's warmup requests, as TF Serving does, so that the first real
+    request does not pay for one-time initialization; a failing warmup request fails the load.
+    """
     path = os.path.join(model_base_path, str(version))
     trackable = tf.saved_model.load(path)
     signatures = {}
@@ -109,7 +114,42 @@ def load_version(model_base_path: str, version: int) -> LoadedModel:
         _, input_specs = function.structured_input_signature
         output_specs = function.structured_outputs
         signatures[name] = Signature(name, function, dict(input_specs), dict(output_specs))
-    return LoadedModel(version, path, signatures, read_signature_defs(path), trackable)
+    model = LoadedModel(version, path, signatures, read_signature_defs(path), trackable)
+    replayed = replay_warmup_requests(model)
+    if replayed:
+        logging.info("Replayed %d warmup request(s) of version %d", replayed, version)
+    return model
+
+
+def replay_warmup_requests(model: LoadedModel) -> int:
+    """Runs the PredictRequests in `assets.extra/tf_serving_warmup_requests`; returns how many.
+
+    The file is a TFRecord of `tensorflow.serving.PredictionLog` protos, the format TF Serving
+    reads. Reading it needs the `tensorflow-serving-api` package; without it warmup is skipped.
+    """
+    warmup_file = os.path.join(model.path, "assets.extra", WARMUP_FILE)
+    if not os.path.isfile(warmup_file):
+        return 0
+    try:
+        from tensorflow_serving.apis import prediction_log_pb2
+    except ImportError:
+        logging.warning("Skipping %s: pip install tensorflow-serving-api to replay it", warmup_file)
+        return 0
+    count = 0
+    for record in tf.data.TFRecordDataset(warmup_file).as_numpy_iterator():
+        log = prediction_log_pb2.PredictionLog.FromString(record)
+        if log.WhichOneof("log_type") != "predict_log":
+            continue
+        request = log.predict_log.request
+        name = request.model_spec.signature_name or "serving_default"
+        if name not in model.signatures:
+            raise ValueError(
+                f"Warmup request {count} in {warmup_file} asks for signature {name!r}; "
+                f"the model has {sorted(model.signatures)}"
+            )
+        model.signatures[name].function(**{k: tf.constant(tf.make_ndarray(v)) for k, v in request.inputs.items()})
+        count += 1
+    return count
 
 
 class ModelRegistry:

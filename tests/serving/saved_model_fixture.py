@@ -25,6 +25,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import tensorflow as tf
 
 _STRING_BATCH = tf.TensorSpec([None], tf.string)
@@ -133,8 +134,34 @@ class TranslationFixture(tf.Module):
         return {"log_prob": _log_prob(target)}
 
 
+def write_warmup_requests(export_dir: str, requests: list) -> str:
+    """Writes `assets.extra/tf_serving_warmup_requests`, the TFRecord of PredictionLogs TF Serving replays.
+
+    Args:
+        export_dir: a SavedModel version directory.
+        requests: (signature name, {input name: numpy-convertible value}) pairs.
+    """
+    from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+
+    path = os.path.join(export_dir, "assets.extra", "tf_serving_warmup_requests")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tf.io.TFRecordWriter(path) as writer:
+        for signature_name, inputs in requests:
+            request = predict_pb2.PredictRequest(
+                model_spec=model_pb2.ModelSpec(name="zoo", signature_name=signature_name)
+            )
+            for name, value in inputs.items():
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
+            log = prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request))
+            writer.write(log.SerializeToString())
+    return path
+
+
 def build_saved_model(model_base_path: str, version: int = 1) -> str:
-    """Writes the fixture to `<model_base_path>/<version>/` as TF Serving expects; returns that dir."""
+    """Writes the fixture to `<model_base_path>/<version>/` as TF Serving expects; returns that dir.
+
+    With `tensorflow-serving-api` installed, also writes two warmup requests, as a real export does.
+    """
     module = TranslationFixture()
     export_dir = os.path.join(model_base_path, str(version))
     tf.saved_model.save(
@@ -147,6 +174,24 @@ def build_saved_model(model_base_path: str, version: int = 1) -> str:
             "score": module.score,
         },
     )
+    try:
+        write_warmup_requests(
+            export_dir,
+            [
+                ("serving_default", {"source": ["warm up"]}),
+                (
+                    "beam_search",
+                    {
+                        "source": ["warm up"],
+                        "beam_width": np.int32(2),
+                        "num_hypotheses": np.int32(2),
+                        "length_penalty": np.float32(1.0),
+                    },
+                ),
+            ],
+        )
+    except ImportError:
+        pass  # tensorflow-serving-api is optional: the export serves without warmup.
     return export_dir
 
 

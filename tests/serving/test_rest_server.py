@@ -20,7 +20,7 @@ import pytest
 import saved_model_fixture as fixture
 from conftest import REPO_ROOT, zoo_serve_subprocess
 from serving.batching import BatchScheduler
-from serving.model_registry import ModelRegistry, Signature, complete_versions
+from serving.model_registry import ModelRegistry, Signature, complete_versions, load_version, replay_warmup_requests
 
 SENTENCES = ["hello world", "Grüße aus Köln", "", "a b c"]
 
@@ -353,6 +353,15 @@ def test_complete_versions_ignores_partial_and_non_numeric_dirs(tmp_path, fixtur
     (tmp_path / "13").mkdir()  # Still being written: no saved_model.pb yet.
     (tmp_path / "14").write_text("a file, not a directory")
     assert complete_versions(str(tmp_path)) == [2, 10]
+
+
+def test_warmup_requests_are_replayed_and_a_failing_one_fails_the_load(tmp_path, fixture_base_path):
+    pytest.importorskip("tensorflow_serving.apis", reason="tensorflow-serving-api reads the warmup file")
+    assert replay_warmup_requests(load_version(fixture_base_path, 1)) == 2
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "4")
+    fixture.write_warmup_requests(str(tmp_path / "4"), [("no_such_signature", {"source": ["x"]})])
+    with pytest.raises(ValueError, match="no_such_signature"):
+        load_version(str(tmp_path), 4)
 
 
 @pytest.mark.slow
