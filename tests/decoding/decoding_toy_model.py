@@ -78,6 +78,39 @@ class ToyModel:
         return tf.stack(outputs, axis=1)
 
 
+class MarkovModel:
+    """Next-token log-probabilities that depend on the previous token only: a hand-made search problem.
+
+    Args:
+        transitions: dict `{previous_token: {token: probability}}`; the missing tokens
+            share what probability is left.
+        vocab_size: V.
+    """
+
+    def __init__(self, transitions, vocab_size=6):
+        table = np.full((vocab_size, vocab_size), 1e-9)
+        for previous, row in transitions.items():
+            rest = [v for v in range(vocab_size) if v not in row]
+            table[previous, rest] = max(1.0 - sum(row.values()), 1e-9) / len(rest)
+            for token, probability in row.items():
+                table[previous, token] = probability
+        self.table = tf.constant(np.log(table / table.sum(1, keepdims=True)).astype(np.float32))
+
+    def encode(self, source_ids):
+        mask = tf.not_equal(source_ids, PAD_ID)
+        return {"mask": mask}, {"h": tf.zeros([tf.shape(source_ids)[0], 1])}
+
+    def step(self, token_ids, state, memory):
+        weights = tf.cast(memory["mask"], tf.float32)
+        weights = weights / tf.maximum(tf.reduce_sum(weights, 1, keepdims=True), 1.0)
+        attention = tf.tile(weights[:, None, :], [1, tf.shape(token_ids)[1], 1])
+        return tf.gather(self.table, token_ids), state, attention
+
+    def __call__(self, inputs, training=False):
+        """Teacher forcing: `(source_ids (B, S), target_in_ids (B, T))` -> logits `(B, T, V)`."""
+        return tf.gather(self.table, tf.cast(inputs[1], tf.int32))
+
+
 def reference_score(log_prob, length, coverage, source_length, alpha, normalization, beta):
     """The ranking score written out from the GNMT paper's formulas, in NumPy."""
     if normalization == "gnmt":
