@@ -45,11 +45,12 @@ class _GatedCell(keras.layers.Layer):
         """`(..., projected_dim) -> (..., G*U)`: the loop-invariant part of the gates, bias included."""
         if not self.built:
             self.build()
-        return ops.matmul(inputs, self.kernel[: self.projected_dim]) + self.bias
+        kernel = ops.cast(self.kernel[: self.projected_dim], self.compute_dtype)
+        return ops.matmul(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
 
     def project_extra(self, extra):
         """`(..., extra_dim) -> (..., G*U)`: the part of the gates from inputs known only in the loop."""
-        return ops.matmul(extra, self.kernel[self.projected_dim :])
+        return ops.matmul(extra, ops.cast(self.kernel[self.projected_dim :], self.compute_dtype))
 
     def get_config(self):
         config = super().get_config()
@@ -83,7 +84,7 @@ class LSTMCell(_GatedCell):
     def call(self, gates, state):
         """`gates (..., 4U)` from the projections; returns `(output, new_state)`."""
         h, c = state
-        z = gates + ops.matmul(h, self.recurrent_kernel)
+        z = gates + ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
         i, f, g, o = ops.split(z, 4, axis=-1)
         c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
         h = ops.sigmoid(o) * ops.tanh(c)
@@ -104,7 +105,7 @@ class GRUCell(_GatedCell):
 
     def call(self, gates, state):
         (h,) = state
-        recurrent = ops.matmul(h, self.recurrent_kernel)
+        recurrent = ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
         x_z, x_r, x_n = ops.split(gates, 3, axis=-1)
         h_z, h_r, h_n = ops.split(recurrent, 3, axis=-1)
         z = ops.sigmoid(x_z + h_z)

@@ -24,7 +24,9 @@ def scan(fn, init, xs):
         carry, y = fn(carry, inputs.read(i))
         return i + 1, carry, outputs.write(i, y)
 
-    _, carry, outputs = tf.while_loop(lambda i, *_: i < length, body, (tf.constant(0), init, outputs))
+    _, carry, outputs = tf.while_loop(
+        lambda i, *_: i < length, body, (tf.constant(0), init, outputs), maximum_iterations=length
+    )
     ys = outputs.stack()
     ys.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(y_spec.shape))
     return carry, ys

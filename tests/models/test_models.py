@@ -1,0 +1,110 @@
+"""The encoder-decoder presets: teacher forcing agrees with step-by-step decoding."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import zoo.models
+
+TINY = dict(embedding_dim=8, encoder_units=6, decoder_units=12, dropout=0.0)
+EXTRA = dict(attention_units=7, attention_rank=3, output_units=5)
+SOURCE = np.array([[4, 5, 6, 7, 8], [9, 10, 11, 0, 0], [12, 0, 0, 0, 0]], "int32")
+TARGET_IN = np.array([[2, 4, 5, 6], [2, 7, 8, 0], [2, 9, 0, 0]], "int32")
+
+
+def tiny(name, **overrides):
+    config = dict(TINY)
+    config.update({k: v for k, v in EXTRA.items() if k in zoo.models.get_preset(name).defaults})
+    config.update(overrides)
+    keras.utils.set_random_seed(1)
+    return zoo.models.build(name, 20, 15, **config)
+
+
+def tile(state, k):
+    return tuple(ops.repeat(ops.expand_dims(s, 1), k, axis=1) for s in state)
+
+
+def test_catalog_names():
+    assert zoo.models.presets() == [
+        "rnnenc", "bahdanau", "luong_dot", "luong_general", "luong_concat", "reduced_rank"
+    ]
+    for name in zoo.models.presets():
+        preset = zoo.models.get_preset(name)
+        assert preset.paper and preset.description
+
+
+@pytest.mark.parametrize("name", zoo.models.presets())
+def test_step_by_step_equals_teacher_forcing(name):
+    model = tiny(name)
+    logits = ops.convert_to_numpy(model((SOURCE, TARGET_IN)))
+    assert logits.shape == (3, 4, 15)
+    expected = ops.convert_to_numpy(ops.log_softmax(logits, axis=-1))
+    memory, state = model.encode(SOURCE)
+    state = tile(state, 2)  # two identical hypotheses per sentence share one memory
+    for t in range(TARGET_IN.shape[1]):
+        tokens = np.repeat(TARGET_IN[:, t : t + 1], 2, axis=1)
+        log_probs, state, attention = model.step(tokens, state, memory)
+        log_probs = ops.convert_to_numpy(log_probs)
+        attention = ops.convert_to_numpy(attention)
+        assert log_probs.shape == (3, 2, 15) and attention.shape == (3, 2, 5)
+        np.testing.assert_allclose(log_probs[:, 0], expected[:, t], atol=1e-5)
+        np.testing.assert_allclose(log_probs[:, 1], expected[:, t], atol=1e-5)
+        # Padded source positions get no attention; real ones sum to one.
+        padding = np.broadcast_to((SOURCE == 0)[:, None, :], attention.shape)
+        np.testing.assert_array_equal(attention[padding], 0.0)
+        sums = attention.sum(-1)
+        if name == "rnnenc":
+            np.testing.assert_array_equal(attention, 0.0)
+        else:
+            np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau", "luong_general", "rnnenc"])
+def test_padding_does_not_change_a_sentence(name):
+    model = tiny(name)
+    alone = ops.convert_to_numpy(model((SOURCE[2:, :1], TARGET_IN[2:, :2])))
+    batched = ops.convert_to_numpy(model((SOURCE, TARGET_IN)))
+    np.testing.assert_allclose(alone[0], batched[2, :2], atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau", "luong_concat", "rnnenc", "reduced_rank"])
+def test_keras_save_and_load_give_identical_outputs(name, tmp_path):
+    model = tiny(name)
+    path = os.path.join(tmp_path, "model.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(model((SOURCE, TARGET_IN))), ops.convert_to_numpy(loaded((SOURCE, TARGET_IN)))
+    )
+
+
+def test_gru_cells_and_stacked_layers():
+    model = tiny("luong_general", encoder_cell="gru", decoder_cell="gru", encoder_layers=2, decoder_layers=2)
+    assert len(model.encode(SOURCE)[1]) == 3  # two GRU states and the input feed
+    assert ops.convert_to_numpy(model((SOURCE, TARGET_IN))).shape == (3, 4, 15)
+
+
+def test_one_fit_step_lowers_the_loss():
+    model = tiny("luong_general")
+    model.compile(
+        optimizer=keras.optimizers.Adam(0.05),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
+    )
+    target_out = np.array([[4, 5, 6, 3], [7, 8, 3, 0], [9, 3, 0, 0]], "int32")
+    losses = model.fit((SOURCE, TARGET_IN), target_out, epochs=5, batch_size=3, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+
+
+def test_errors_name_what_was_wrong():
+    with pytest.raises(ValueError, match="Unknown model preset 'transformer'.*rnnenc"):
+        zoo.models.build("transformer", 10, 10)
+    with pytest.raises(ValueError, match="bad override.*no_such_field"):
+        zoo.models.build("bahdanau", 10, 10, no_such_field=3)
+    with pytest.raises(ValueError, match="query dim 12 and value dim 10"):
+        tiny("luong_dot", encoder_units=5)
+    with pytest.raises(ValueError, match="source_vocab_size must be a positive int"):
+        zoo.models.build("bahdanau", 0, 10)
