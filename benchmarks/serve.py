@@ -1,0 +1,147 @@
+"""Latency and throughput of one-sentence translation requests against `zoo-serve`.
+
+    python benchmarks/serve.py                            # the test fixture model (no training needed)
+    python benchmarks/serve.py --export_dir=WORKDIR/export  # a real zoo export (base path or version dir)
+    python benchmarks/serve.py --url=http://localhost:8501  # an already running server, e.g. TF Serving
+
+Starts the real `zoo-serve` command in a subprocess on a free port, then for each concurrency
+level runs that many clients, each sending `--requests_per_client` one-sentence `:predict`
+requests back to back, and prints one JSON object: p50/p99 latency (ms) and throughput
+(requests/s) per level, and which model was served.
+"""
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx
+import numpy as np
+from absl import app, flags
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "serving"))
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("export_dir", None, "Model base path (numeric version dirs) or one version dir; default: the test fixture.")
+flags.DEFINE_string("url", None, "Benchmark this running server instead of starting zoo-serve.")
+flags.DEFINE_string("model_name", "zoo", "Model name in the URL.")
+flags.DEFINE_list("concurrency", ["1", "4", "16"], "Numbers of concurrent clients.")
+flags.DEFINE_integer("requests_per_client", 50, "Requests each client sends at each concurrency level.")
+flags.DEFINE_string("signature", "serving_default", "Signature the requests call.")
+flags.DEFINE_string("sentence", "the quick brown fox jumps over the lazy dog", "The one-sentence request.")
+flags.DEFINE_bool("enable_batching", True, "Passed to zoo-serve.")
+
+
+def model_base_path(tmp: str):
+    """Returns (model base path, description) of what the benchmark serves."""
+    if FLAGS.export_dir is None:
+        import saved_model_fixture
+
+        saved_model_fixture.build_saved_model(tmp, version=1)
+        return tmp, {"source": "fixture", "model_base_path": None}
+    export_dir = os.path.abspath(FLAGS.export_dir)
+    if os.path.isfile(os.path.join(export_dir, "saved_model.pb")):  # A version dir: wrap it as version 1.
+        os.symlink(export_dir, os.path.join(tmp, "1"))
+        return tmp, {"source": "export", "export_dir": export_dir}
+    return export_dir, {"source": "export", "model_base_path": export_dir}
+
+
+def start_zoo_serve(base_path: str):
+    """Starts the `zoo-serve` CLI on a free port; returns (process, URL) once it answers."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "serving.server", f"--model_base_path={base_path}",
+               f"--model_name={FLAGS.model_name}", f"--rest_api_port={port}",
+               f"--enable_batching={FLAGS.enable_batching}"]
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"zoo-serve exited with {process.returncode}: {process.stderr.read().decode()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/v1/models/{FLAGS.model_name}", timeout=2).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    process.terminate()
+    raise RuntimeError("zoo-serve did not serve the model within 180 s")
+
+
+async def run_level(url: str, clients: int) -> dict:
+    """`clients` concurrent clients, each sending requests back to back; latency stats."""
+    predict_url = f"{url}/v1/models/{FLAGS.model_name}:predict"
+    body = {"signature_name": FLAGS.signature, "instances": [FLAGS.sentence]}
+    latencies, failures = [], 0
+
+    async def one_client():
+        nonlocal failures
+        async with httpx.AsyncClient(timeout=60) as http:
+            for _ in range(FLAGS.requests_per_client):
+                start = time.perf_counter()
+                response = await http.post(predict_url, json=body)
+                latencies.append(time.perf_counter() - start)
+                failures += response.status_code != 200
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one_client() for _ in range(clients)))
+    wall = time.perf_counter() - start
+    latency_ms = np.array(latencies) * 1000
+    return {
+        "concurrency": clients,
+        "requests": len(latencies),
+        "failures": failures,
+        "p50_ms": round(float(np.percentile(latency_ms, 50)), 2),
+        "p99_ms": round(float(np.percentile(latency_ms, 99)), 2),
+        "throughput_rps": round(len(latencies) / wall, 1),
+    }
+
+
+def main(argv):
+    del argv
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # One log line per request would drown the JSON.
+    logging.getLogger().setLevel(logging.WARNING)
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        process = None
+        if FLAGS.url:
+            url, model, server = FLAGS.url.rstrip("/"), {"source": "running server"}, FLAGS.url
+        else:
+            base_path, model = model_base_path(tmp)
+            process, url = start_zoo_serve(base_path)
+            server = "zoo-serve"
+        try:
+            status = httpx.get(f"{url}/v1/models/{FLAGS.model_name}", timeout=10).json()
+            model["version"] = status["model_version_status"][0]["version"]
+            asyncio.run(run_level(url, 2))  # Warm up connections and the graph.
+            results = [asyncio.run(run_level(url, int(c))) for c in FLAGS.concurrency]
+        finally:
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
+    print(json.dumps({
+        "benchmark": "serve",
+        "server": server,
+        "batching": FLAGS.enable_batching if process else None,
+        "model": model,
+        "signature": FLAGS.signature,
+        "sentence": FLAGS.sentence,
+        "requests_per_client": FLAGS.requests_per_client,
+        "cpu_count": os.cpu_count(),
+        "load_average_1min_before": round(load_before, 2),  # Other work on the machine skews timings.
+        "results": results,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
