@@ -11,11 +11,9 @@ from zoo.data.tsv import DataError
 
 _TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
 
-# Bucket edges grow by about 25% so that a batch pads at most ~25% beyond its longest row.
-_LENGTH_LADDER = (
-    4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128,
-    160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024,
-)  # fmt: skip
+# Bucket edges grow by 25-50%: a batch pads little beyond its longest row, and there are
+# few buckets (each one costs graph-building time and holds a partial batch).
+_LENGTH_LADDER = (8, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512)
 
 
 def make_dataset(
@@ -55,7 +53,7 @@ def make_dataset(
       shuffle: shuffle the pairs (again at each epoch).
       seed: shuffle seed; the same seed gives the same batches in the same order.
       bucket_boundaries: increasing lengths that separate buckets; None picks edges that
-        grow by ~25% up to the maximum lengths.
+        grow by 25-50% up to the maximum lengths.
       drop_long: leave out pairs longer than the maximum lengths instead of truncating them
         (truncated targets still end with `</s>`).
       repeat: repeat forever (for `model.fit(..., steps_per_epoch=...)`).
@@ -132,7 +130,7 @@ def make_dataset(
 
 
 def default_bucket_boundaries(max_source_length=None, max_target_length=None):
-    """Bucket edges growing by ~25%, up to the longest possible row (all if unknown)."""
+    """Bucket edges growing by 25-50%, up to the longest possible row (all if unknown)."""
     if max_source_length is None or max_target_length is None:
         return list(_LENGTH_LADDER)
     longest = max(max_source_length, max_target_length + 1)  # + 1: <s> or </s>
