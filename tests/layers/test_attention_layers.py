@@ -1,0 +1,391 @@
+"""zoo.layers attention: each variant against a numpy implementation of its equation.
+
+The references below are written from the papers' equations, in float64, with the
+matrices of the equations (`W`, `Q`, `R`, `W1`, `W2`, `v`) read back from the layer
+by weight name. Backend-agnostic: runs under KERAS_BACKEND=tensorflow and jax.
+"""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from layer_test_case import run_layer_test
+from zoo.layers import (
+    AdditiveAttention,
+    BahdanauAttention,
+    ConcatAttention,
+    DotAttention,
+    GeneralAttention,
+    MultiplicativeAttention,
+    ReducedRankAttention,
+)
+
+B, TQ, TV, DQ, DV = 4, 3, 7, 5, 6
+UNITS, RANK = 8, 3
+LENGTHS = (7, 4, 1, 0)  # a full row, two padded rows and an all-masked row
+POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
+
+
+# -- numpy references: scores e[b, t, i] = score(s_bt, h_bi) ------------------------
+def dot_scores(s, h, w):
+    return np.einsum("btd,bid->bti", s, h)
+
+
+def scaled_dot_scores(s, h, w):
+    return np.einsum("btd,bid->bti", s, h) / np.sqrt(h.shape[-1])
+
+
+def general_scores(s, h, w):
+    big_w = w["kernel"].T  # W (Dq, Dv): e = s^T W h
+    return np.einsum("btq,qv,biv->bti", s, big_w, h)
+
+
+def reduced_rank_scores(s, h, w):
+    q_mat, r_mat = w["query_kernel"].T, w["value_kernel"].T  # Q (rank, Dq), R (rank, Dv)
+    qs = np.einsum("rq,btq->btr", q_mat, s)
+    rh = np.einsum("rv,biv->bir", r_mat, h)
+    return np.einsum("btr,bir->bti", qs, rh)
+
+
+def concat_scores(s, h, w):
+    big_w, v = w["kernel"].T, w["score_vector"]  # W (units, Dv + Dq): e = v^T tanh(W [h; s])
+    batch, tq, tv = s.shape[0], s.shape[1], h.shape[1]
+    e = np.zeros((batch, tq, tv))
+    for b in range(batch):
+        for t in range(tq):
+            for i in range(tv):
+                e[b, t, i] = v @ np.tanh(big_w @ np.concatenate([h[b, i], s[b, t]]))
+    return e
+
+
+def additive_scores(s, h, w):
+    w1, w2, v = w["value_kernel"].T, w["query_kernel"].T, w["score_vector"]  # W1 h, W2 s
+    hidden = np.tanh(
+        np.einsum("uv,biv->biu", w1, h)[:, None, :, :] + np.einsum("uq,btq->btu", w2, s)[:, :, None, :]
+    )
+    return np.einsum("btiu,u->bti", hidden, v)
+
+
+def masked_softmax_and_context(e, h, mask):
+    """Softmax over the real positions only; a row without any gets zero weights."""
+    weights = np.zeros_like(e)
+    for b in range(e.shape[0]):
+        real = mask[b]
+        if not real.any():
+            continue
+        for t in range(e.shape[1]):
+            x = e[b, t, real]
+            x = np.exp(x - x.max())
+            weights[b, t, real] = x / x.sum()
+    return weights, np.einsum("bti,biv->btv", weights, h)
+
+
+# (id, class, constructor kwargs, query dim, reference, weight names, value-side key dim)
+VARIANTS = [
+    ("dot", DotAttention, {}, DV, dot_scores, set(), DV),
+    ("scaled_dot", DotAttention, {"scale": True}, DV, scaled_dot_scores, set(), DV),
+    ("general", GeneralAttention, {}, DQ, general_scores, {"kernel"}, DQ),
+    (
+        "reduced_rank", ReducedRankAttention, {"rank": RANK}, DQ, reduced_rank_scores,
+        {"query_kernel", "value_kernel"}, RANK,
+    ),
+    ("concat", ConcatAttention, {"units": UNITS}, DQ, concat_scores, {"kernel", "score_vector"}, UNITS),
+    (
+        "additive", AdditiveAttention, {"units": UNITS}, DQ, additive_scores,
+        {"query_kernel", "value_kernel", "score_vector"}, UNITS,
+    ),
+]
+VARIANT_IDS = [v[0] for v in VARIANTS]
+variants = pytest.mark.parametrize(
+    "cls, kwargs, dq, reference, weight_names, key_dim", [v[1:] for v in VARIANTS], ids=VARIANT_IDS
+)
+query_ranks = pytest.mark.parametrize("query_rank", [2, 3], ids=["query_BD", "query_BTD"])
+
+
+def make_inputs(dq, query_rank, seed=0, lengths=LENGTHS):
+    rng = np.random.default_rng(seed)
+    query_shape = (B, dq) if query_rank == 2 else (B, TQ, dq)
+    query = rng.normal(size=query_shape).astype("float32")
+    value = rng.normal(size=(B, TV, DV)).astype("float32")
+    mask = np.arange(TV)[None, :] < np.array(lengths)[:, None]  # (B, Tv) bool
+    return query, value, mask
+
+
+def randomize_weights(layer, seed=1):
+    """Gives every weight its own random values (initializers could repeat themselves)."""
+    rng = np.random.default_rng(seed)
+    for w in layer.weights:
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    return {w.name: ops.convert_to_numpy(w).astype("float64") for w in layer.weights}
+
+
+def reference_outputs(reference, weights, query, value, mask):
+    s = query.astype("float64")
+    s3 = s[:, None, :] if s.ndim == 2 else s
+    att, context = masked_softmax_and_context(reference(s3, value.astype("float64"), weights), value, mask)
+    if s.ndim == 2:
+        return context[:, 0], att[:, 0]
+    return context, att
+
+
+def as_float32_numpy(x):
+    return ops.convert_to_numpy(ops.cast(x, "float32"))
+
+
+# -- the shared layer checks (scaled dot is the same class as dot: skipped here) ---
+@pytest.mark.parametrize(
+    "cls, kwargs, dq, reference, weight_names, key_dim",
+    [v[1:] for v in VARIANTS if v[0] != "scaled_dot"],
+    ids=[v[0] for v in VARIANTS if v[0] != "scaled_dot"],
+)
+@query_ranks
+def test_standard_layer_checks(cls, kwargs, dq, reference, weight_names, key_dim, query_rank):
+    query, value, mask = make_inputs(dq, query_rank)
+    lead = query.shape[:-1]
+
+    def masked_weights_are_exact_zeros(outputs):
+        context, weights = outputs
+        mask_b = np.broadcast_to(mask[:, None, :] if query_rank == 3 else mask, weights.shape)
+        assert np.all(weights[~mask_b] == 0), "masked positions must get weight exactly 0"
+        real_rows = np.array(LENGTHS) > 0
+        np.testing.assert_allclose(weights[real_rows].sum(-1), 1.0, atol=1e-2)
+        assert np.all(context[~real_rows] == 0), "an all-masked row must give a zero context"
+
+    run_layer_test(
+        cls,
+        init_kwargs=kwargs,
+        input_data=(query, value),
+        call_kwargs={"mask": mask},
+        expected_output_shapes=(lead + (DV,), lead + (TV,)),
+        expected_num_trainable_weights=len(weight_names),
+        output_check=masked_weights_are_exact_zeros,
+    )
+
+
+# -- the equations -----------------------------------------------------------------
+@variants
+@query_ranks
+def test_matches_numpy_equation(cls, kwargs, dq, reference, weight_names, key_dim, query_rank):
+    query, value, mask = make_inputs(dq, query_rank)
+    mask[0, 2] = False  # a hole inside a row, not only right padding
+    layer = cls(**kwargs)
+    layer(query, value, mask=mask)
+    weights = randomize_weights(layer)
+    assert set(weights) == weight_names
+
+    context, att = layer(query, value, mask=mask)
+    expected_context, expected_att = reference_outputs(reference, weights, query, value, mask)
+    assert np.max(np.abs(ops.convert_to_numpy(att) - expected_att)) <= 1e-5
+    assert np.max(np.abs(ops.convert_to_numpy(context) - expected_context)) <= 1e-5
+    # Guard against a vacuous comparison: the weights must not be uniform.
+    assert np.ptp(expected_att[0]) > 0.05
+
+
+@variants
+def test_without_mask_matches_plain_softmax(cls, kwargs, dq, reference, weight_names, key_dim):
+    query, value, _ = make_inputs(dq, 3)
+    layer = cls(**kwargs)
+    layer(query, value)
+    weights = randomize_weights(layer)
+    context, att = layer(query, value)
+    expected_context, expected_att = reference_outputs(
+        reference, weights, query, value, np.ones((B, TV), bool)
+    )
+    np.testing.assert_allclose(ops.convert_to_numpy(att), expected_att, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(ops.convert_to_numpy(context), expected_context, atol=1e-5, rtol=0)
+
+
+@variants
+def test_single_step_equals_one_row_of_all_steps(cls, kwargs, dq, reference, weight_names, key_dim):
+    query, value, mask = make_inputs(dq, 3)
+    layer = cls(**kwargs)
+    all_context, all_att = layer(query, value, mask=mask)
+    for t in range(TQ):
+        context, att = layer(query[:, t], value, mask=mask)
+        np.testing.assert_allclose(ops.convert_to_numpy(context), ops.convert_to_numpy(all_context)[:, t], atol=1e-6)
+        np.testing.assert_allclose(ops.convert_to_numpy(att), ops.convert_to_numpy(all_att)[:, t], atol=1e-6)
+
+
+# -- precomputed keys --------------------------------------------------------------
+@variants
+@pytest.mark.parametrize("policy", POLICIES)
+def test_precomputed_keys_give_the_same_outputs(cls, kwargs, dq, reference, weight_names, key_dim, policy):
+    query, value, mask = make_inputs(dq, 2)
+    layer = cls(**kwargs, dtype=policy)
+    plain = layer(query, value, mask=mask)
+    keys = layer.precompute(value)
+    assert tuple(keys.shape) == (B, TV, key_dim)
+    if weight_names:  # dot's precompute is the identity: it returns its input as is
+        assert keras.backend.standardize_dtype(keys.dtype) == layer.compute_dtype
+    with_keys = layer(query, value, mask=mask, keys=keys)
+    for a, b in zip(with_keys, plain):
+        np.testing.assert_array_equal(as_float32_numpy(a), as_float32_numpy(b))
+
+
+def test_precompute_before_build_says_to_call_the_layer_first():
+    with pytest.raises(ValueError, match="before `precompute`"):
+        AdditiveAttention(units=4).precompute(np.ones((2, 3, 4), "float32"))
+
+
+# -- masking -----------------------------------------------------------------------
+@variants
+@pytest.mark.parametrize("policy", POLICIES)
+def test_all_masked_row_gives_zeros_not_nan(cls, kwargs, dq, reference, weight_names, key_dim, policy):
+    query, value, _ = make_inputs(dq, 3)
+    mask = np.zeros((B, TV), bool)
+    context, att = cls(**kwargs, dtype=policy)(query, value, mask=mask)
+    np.testing.assert_array_equal(as_float32_numpy(context), np.zeros((B, TQ, DV)))
+    np.testing.assert_array_equal(as_float32_numpy(att), np.zeros((B, TQ, TV)))
+
+
+@variants
+@pytest.mark.parametrize("policy", POLICIES)
+def test_masked_weights_exactly_zero_and_softmax_stable_with_large_scores(
+    cls, kwargs, dq, reference, weight_names, key_dim, policy
+):
+    # Scores in the thousands: exp() overflows in float16 unless the softmax runs wider.
+    query, value, mask = make_inputs(dq, 3)
+    query, value = query * 30.0, value * 30.0
+    layer = cls(**kwargs, dtype=policy)
+    layer(query, value, mask=mask)
+    randomize_weights(layer)
+    context, att = layer(query, value, mask=mask)
+    assert keras.backend.standardize_dtype(att.dtype) == layer.compute_dtype
+    att, context = as_float32_numpy(att), as_float32_numpy(context)
+    assert np.all(np.isfinite(att)) and np.all(np.isfinite(context))
+    assert np.all(att[np.broadcast_to(~mask[:, None, :], att.shape)] == 0)
+    np.testing.assert_allclose(att[np.array(LENGTHS) > 0].sum(-1), 1.0, atol=1e-2)
+
+
+@variants
+def test_masked_values_do_not_change_the_outputs(cls, kwargs, dq, reference, weight_names, key_dim):
+    query, value, mask = make_inputs(dq, 3)
+    layer = cls(**kwargs)
+    context, att = layer(query, value, mask=mask)
+    other = np.where(mask[:, :, None], value, 1e3 * np.random.default_rng(5).normal(size=value.shape))
+    other_context, other_att = layer(query, other.astype("float32"), mask=mask)
+    np.testing.assert_array_equal(ops.convert_to_numpy(other_att), ops.convert_to_numpy(att))
+    np.testing.assert_array_equal(ops.convert_to_numpy(other_context), ops.convert_to_numpy(context))
+
+
+def test_global_mixed_precision_policy():
+    keras.config.set_dtype_policy("mixed_float16")  # restored by conftest
+    query, value, mask = make_inputs(DQ, 2)
+    layer = AdditiveAttention(units=UNITS)
+    context, att = layer(query, value, mask=mask)
+    assert [w.dtype for w in layer.weights] == ["float32"] * 3
+    assert keras.backend.standardize_dtype(context.dtype) == "float16"
+    assert keras.backend.standardize_dtype(att.dtype) == "float16"
+
+
+# -- symbolic shapes ---------------------------------------------------------------
+@variants
+def test_symbolic_call_with_unknown_lengths(cls, kwargs, dq, reference, weight_names, key_dim):
+    query = keras.Input((None, dq))
+    value = keras.Input((None, DV))
+    mask = keras.Input((None,), dtype="bool")
+    context, att = cls(**kwargs)(query, value, mask=mask)
+    assert tuple(context.shape) == (None, None, DV)
+    assert tuple(att.shape) == (None, None, None)
+    model = keras.Model([query, value, mask], [context, att])
+    for tq, tv in ((2, 3), (5, 9)):
+        rng = np.random.default_rng(tq)
+        out_context, out_att = model.predict(
+            [rng.normal(size=(2, tq, dq)), rng.normal(size=(2, tv, DV)), np.ones((2, tv), bool)],
+            verbose=0,
+        )
+        assert out_context.shape == (2, tq, DV) and out_att.shape == (2, tq, tv)
+
+
+# -- dropout -----------------------------------------------------------------------
+def test_dropout_only_in_training():
+    query, value, mask = make_inputs(DQ, 3, lengths=(7, 7, 7, 7))
+    layer = GeneralAttention(dropout=0.5)
+    reference = GeneralAttention()
+    layer(query, value, mask=mask)
+    reference(query, value, mask=mask)
+    reference.set_weights(layer.get_weights())
+    expected = reference(query, value, mask=mask)[1]
+    for training in (None, False):
+        np.testing.assert_array_equal(
+            ops.convert_to_numpy(layer(query, value, mask=mask, training=training)[1]),
+            ops.convert_to_numpy(expected),
+        )
+    dropped = ops.convert_to_numpy(layer(query, value, mask=mask, training=True)[1])
+    expected = ops.convert_to_numpy(expected)
+    zeroed = dropped == 0
+    assert 0 < zeroed.mean() < 1, "dropout at rate 0.5 should zero some weights and keep others"
+    np.testing.assert_allclose(dropped[~zeroed], expected[~zeroed] / 0.5, rtol=1e-6)
+
+
+# -- aliases and registration ------------------------------------------------------
+def test_aliases_are_the_same_classes():
+    assert BahdanauAttention is AdditiveAttention
+    assert MultiplicativeAttention is GeneralAttention
+    layer = BahdanauAttention(units=3)
+    assert keras.saving.get_registered_name(type(layer)) == "zoo>AdditiveAttention"
+    assert keras.saving.get_registered_name(MultiplicativeAttention) == "zoo>GeneralAttention"
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs",
+    [
+        (DotAttention, {"scale": True, "dropout": 0.1}),
+        (GeneralAttention, {"kernel_initializer": "zeros"}),
+        (ReducedRankAttention, {"rank": 2, "kernel_initializer": "ones"}),
+        (ConcatAttention, {"units": 3, "dropout": 0.2}),
+        (AdditiveAttention, {"units": 5, "kernel_initializer": "he_normal"}),
+    ],
+    ids=lambda x: x.__name__ if isinstance(x, type) else None,
+)
+def test_config_holds_every_constructor_argument(cls, kwargs):
+    config = cls(**kwargs).get_config()
+    for key, value in kwargs.items():
+        if key == "kernel_initializer":
+            restored = keras.initializers.get(config[key])
+            assert type(restored) is type(keras.initializers.get(value))
+        else:
+            assert config[key] == value
+
+
+# -- errors ------------------------------------------------------------------------
+def test_dot_attention_needs_equal_query_and_value_sizes():
+    with pytest.raises(ValueError, match=r"received query dim 5 and value dim 6"):
+        DotAttention()(np.ones((2, 5), "float32"), np.ones((2, 3, 6), "float32"))
+
+
+@variants
+@pytest.mark.parametrize("mask_shape", [(B, TV + 1), (B + 1, TV), (B, 1, TV), (B,)])
+def test_mask_of_the_wrong_shape(cls, kwargs, dq, reference, weight_names, key_dim, mask_shape):
+    query, value, _ = make_inputs(dq, 2)
+    expected = rf"mask must be bool with shape \(B, Tv\) = \({B}, {TV}\).*received mask of shape"
+    with pytest.raises(ValueError, match=expected) as info:
+        cls(**kwargs)(query, value, mask=np.ones(mask_shape, bool))
+    assert str(tuple(mask_shape)) in str(info.value)
+
+
+@pytest.mark.parametrize("rank", [0, -2, 2.5, True, "4"])
+def test_rank_must_be_a_positive_integer(rank):
+    with pytest.raises(ValueError, match=rf"`rank` must be a positive integer, received rank={rank!r}"):
+        ReducedRankAttention(rank=rank)
+
+
+@pytest.mark.parametrize("cls", [ConcatAttention, AdditiveAttention], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("units", [0, -1, 1.5, None])
+def test_units_must_be_a_positive_integer(cls, units):
+    with pytest.raises(ValueError, match=rf"`units` must be a positive integer, received units={units!r}"):
+        cls(units=units)
+
+
+@pytest.mark.parametrize("dropout", [-0.1, 1.0])
+def test_dropout_must_be_a_rate(dropout):
+    with pytest.raises(ValueError, match=rf"`dropout` must be in \[0, 1\), received dropout={dropout}"):
+        GeneralAttention(dropout=dropout)
+
+
+def test_query_and_value_ranks_are_checked():
+    with pytest.raises(ValueError, match=r"query must have shape \(B, Dq\) or \(B, Tq, Dq\), received shape \(2, 1, 3, 4\)"):
+        GeneralAttention()(np.ones((2, 1, 3, 4), "float32"), np.ones((2, 3, 4), "float32"))
+    with pytest.raises(ValueError, match=r"value must have shape \(B, Tv, Dv\), received shape \(2, 4\)"):
+        GeneralAttention()(np.ones((2, 4), "float32"), np.ones((2, 4), "float32"))
