@@ -121,13 +121,19 @@ class DevEvaluation(keras.callbacks.Callback):
             self.model.stop_training = True
         self.state.epoch.assign(epoch + 1)
         self.checkpoint_manager.save(checkpoint_number=step)
-        self.history.append(dict(epoch=epoch + 1, step=step, eval_seconds=eval_seconds, **scores.as_dict()))
+        self.history.append(dict(epoch=epoch + 1, step=step, loss=_float(logs.get("loss")),
+                                 accuracy=_float(logs.get("accuracy")), eval_seconds=eval_seconds,
+                                 **scores.as_dict()))
         self.print_fn(
             f"epoch {epoch + 1} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
             f"exact match {100 * scores.exact_match:.1f}% ({eval_seconds:.1f}s)"
             + (" *best*" if improved else "")
             + (f"; {self.stop_reason}" if self.stop_reason else "")
         )
+
+
+def _float(value):
+    return None if value is None else float(value)
 
 
 class TrainingLimits(keras.callbacks.Callback):

@@ -1,5 +1,9 @@
 """Translating a list of sentences with a trained model and scoring it against references."""
 
+import json
+import os
+import time
+
 import numpy as np
 import tensorflow as tf
 
@@ -99,3 +103,52 @@ def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a
     references = [target for _, target in pairs]
     hypotheses = translator.translate(sources, beam_width=beam_width, batch_size=batch_size)
     return metrics.score(hypotheses, references, bleu_tokenize=bleu_tokenize), hypotheses
+
+
+def _bleu_tokenize_of(path):
+    """The `bleu_tokenize` of the training config next to a workdir or its export, if any."""
+    path = os.path.abspath(path)
+    for directory in (path, os.path.dirname(path), os.path.dirname(os.path.dirname(path)),
+                      os.path.dirname(os.path.dirname(os.path.dirname(path)))):
+        config_path = os.path.join(directory, "config.json")
+        if os.path.isfile(config_path):
+            with open(config_path, encoding="utf-8") as f:
+                return json.load(f).get("bleu_tokenize")
+    return None
+
+
+def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None):
+    """Scores an export (or a training workdir) on a TSV test set, as `zoo-eval` prints it.
+
+    Args:
+      model_path: a SavedModel, an export base directory or a `zoo-train` workdir (see
+        `zoo.export.translation.resolve_model`).
+      tsv_path: `source<TAB>target` pairs.
+      beam_width: None for the export's default search, else beam search of that width.
+      batch_size: sentences translated at once.
+      bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
+        (its workdir's config.json), else `13a`.
+
+    Returns:
+      dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
+      `sentences`, `sentences_per_second`, `seconds`, `model`, `decoding`.
+    """
+    from zoo.data import read_tsv
+    from zoo.export.translation import load_translate_fn
+
+    pairs = read_tsv(tsv_path)
+    translate, description = load_translate_fn(model_path, beam_width=beam_width)
+    bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
+    sources = [source for source, _ in pairs]
+    order = np.argsort([len(s) for s in sources], kind="stable")  # similar lengths decode faster together
+    hypotheses = [None] * len(sources)
+    started = time.monotonic()
+    for start in range(0, len(sources), batch_size):
+        index = order[start : start + batch_size]
+        outputs = translate([sources[i].encode("utf-8") for i in index])
+        for i, text in zip(index, outputs):
+            hypotheses[i] = text.decode("utf-8")
+    seconds = time.monotonic() - started
+    scores = metrics.score(hypotheses, [target for _, target in pairs], bleu_tokenize=bleu_tokenize)
+    return dict(scores.as_dict(), sentences_per_second=len(pairs) / seconds if seconds else None,
+                seconds=seconds, model=os.fspath(model_path), decoding=description)

@@ -316,7 +316,8 @@ def train_and_evaluate(config, workdir, print_fn=None):
                          config.bleu_tokenize)[0],
         state, manager, os.path.join(workdir, "best.keras"), os.path.join(workdir, "logs", "dev"),
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
-        target_bleu=config.target_bleu, print_fn=log,
+        target_bleu=config.target_bleu,
+        print_fn=(lambda line: log("\n" + line)) if config.verbose == 1 else log,  # after the progress bar
     )
     limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state)
     callbacks = [limits, dev_eval, keras.callbacks.TensorBoard(os.path.join(workdir, "logs"), update_freq=50)]
@@ -351,7 +352,9 @@ def train_and_evaluate(config, workdir, print_fn=None):
     log(f"  {scores.bleu_signature}")
     for (source, reference), hypothesis in list(zip(splits["dev"], hypotheses))[: config.num_samples]:
         log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
-    attention_path = _plot(translator, splits["dev"][0], workdir)
+    # A dev sentence long enough for the plot to show reordering.
+    example = next((pair for pair in splits["dev"] if len(pair[0]) >= 12), splits["dev"][0])
+    attention_path = _plot(translator, example, workdir)
 
     results = {
         "recipe": config.recipe,

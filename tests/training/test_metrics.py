@@ -1,0 +1,46 @@
+"""zoo.metrics: sacreBLEU BLEU/chrF, signatures and exact match."""
+
+import pytest
+from sacrebleu.metrics import BLEU, CHRF
+
+from zoo import metrics
+
+
+def test_identical_corpus_scores_100():
+    scores = metrics.score(["the cat sat on the mat", "hello world"], ["the cat sat on the mat", "hello world"])
+    assert scores.bleu == pytest.approx(100.0)
+    assert scores.chrf == pytest.approx(100.0)
+    assert scores.exact_match == 1.0
+    assert scores.sentences == 2
+
+
+def test_matches_sacrebleu_and_records_the_tokenizer():
+    hypotheses = ["1999-01-02", "2021-03-03", "1950-12-31"]
+    references = ["1999-01-03", "2021-03-03", "1950-11-30"]
+    scores = metrics.score(hypotheses, references, bleu_tokenize="char")
+    assert scores.bleu == pytest.approx(BLEU(tokenize="char").corpus_score(hypotheses, [references]).score)
+    assert scores.chrf == pytest.approx(CHRF().corpus_score(hypotheses, [references]).score)
+    assert "tok:char" in scores.bleu_signature
+    assert scores.chrf_signature.startswith("nrefs:1")
+    assert scores.exact_match == pytest.approx(1 / 3)
+    assert "tok:13a" in metrics.score(hypotheses, references).bleu_signature
+    assert 0 < scores.bleu < 100
+
+
+def test_exact_match_ignores_surrounding_whitespace_only():
+    assert metrics.exact_match([" a b ", "a  b", "x"], ["a b", "a b", "y"]) == pytest.approx(1 / 3)
+    assert metrics.exact_match([], []) == 0.0
+
+
+def test_bad_arguments_say_what_was_expected():
+    with pytest.raises(ValueError, match="2 hypotheses and 1 references"):
+        metrics.score(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="unknown BLEU tokenizer 'nope'"):
+        metrics.score(["a"], ["a"], bleu_tokenize="nope")
+    with pytest.raises(ValueError, match="empty"):
+        metrics.score([], [])
+
+
+def test_as_dict_has_every_field():
+    fields = metrics.score(["a b c d"], ["a b c d"]).as_dict()
+    assert set(fields) == {"bleu", "chrf", "exact_match", "bleu_signature", "chrf_signature", "sentences"}

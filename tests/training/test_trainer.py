@@ -1,0 +1,145 @@
+"""The whole zoo-train loop on a tiny `dates` config: results, files, resume, CLI errors."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from recipes import load_config
+from zoo.training import train_and_evaluate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A model and data small enough that two epochs take seconds on one CPU core.
+TINY = dict(
+    dates_train_size=600, dates_dev_size=24, embedding_dim=16, encoder_units=16, decoder_units=32,
+    attention_units=16, output_units=16, batch_size=32, learning_rate=1e-2, warmup_steps=5,
+    final_beam_width=2, num_samples=1, verbose=0, early_stopping_patience=0,
+)  # fmt: skip
+
+
+def tiny_config(**overrides):
+    config = load_config("dates_bahdanau")
+    config.update(dict(TINY, **overrides))
+    return config
+
+
+def tiny_flags(**overrides):
+    return [f"--config.{key}={value}" for key, value in dict(TINY, **overrides).items()]
+
+
+def zoo_train(*args, **kwargs):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    return subprocess.Popen(
+        [sys.executable, "-m", "recipes.train", *args], cwd=ROOT, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs,
+    )
+
+
+def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
+    workdir = str(tmp_path / "run")
+    results = train_and_evaluate(tiny_config(num_epochs=3), workdir, print_fn=lambda line: None)
+
+    history = results["evaluations"]
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    assert history[-1]["loss"] < 0.8 * history[0]["loss"]
+    # 15 target tokens: chance is ~7%; the digits' structure is learnt in seconds.
+    assert history[-1]["accuracy"] > 0.3
+    for field in ("bleu", "chrf", "bleu_signature", "chrf_signature", "exact_match", "beam_width", "params",
+                  "train_tokens_per_second", "wall_time_seconds", "train_steps", "epochs", "preset", "recipe",
+                  "export_path"):
+        assert field in results, field
+    assert results["preset"] == "bahdanau" and results["recipe"] == "dates_bahdanau"
+    assert results["epochs"] == 3 and results["train_steps"] == history[-1]["step"] > 0
+    assert results["beam_width"] == 2 and "tok:char" in results["bleu_signature"]
+    assert results["train_tokens_per_second"] > 0 and results["params"] > 0
+    assert 0 <= results["bleu"] <= 100 and 0 <= results["exact_match"] <= 1
+    with open(os.path.join(workdir, "results.json")) as f:
+        assert json.load(f)["bleu"] == pytest.approx(results["bleu"])
+    for name in ("config.json", "best.keras", "attention.png", "vocab/source/vocab.txt",
+                 "vocab/target/vocab.txt", "checkpoints/checkpoint"):
+        assert os.path.isfile(os.path.join(workdir, name)), name
+    assert os.listdir(os.path.join(workdir, "logs", "dev"))
+    assert not [name for name in os.listdir(workdir) if "tmp" in name]
+    if results["export_path"]:  # zoo.export present: a TF Serving version directory
+        assert os.path.isfile(os.path.join(results["export_path"], "saved_model.pb"))
+        assert os.path.dirname(results["export_path"]) == os.path.join(workdir, "export")
+
+    # Running the finished recipe again trains nothing and reports the same model.
+    again = train_and_evaluate(tiny_config(num_epochs=3, export=False), workdir, print_fn=lambda line: None)
+    assert again["train_steps"] == results["train_steps"] and again["evaluations"] == []
+    assert again["bleu"] == pytest.approx(results["bleu"])
+
+
+def test_train_steps_and_a_changed_model_are_handled(tmp_path):
+    workdir = str(tmp_path / "run")
+    results = train_and_evaluate(tiny_config(train_steps=7, export=False), workdir, print_fn=lambda line: None)
+    assert results["train_steps"] == 7 and results["epochs"] == 1
+    with pytest.raises(ValueError, match=r"decoder_units: 32 -> 48"):
+        train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
+
+
+def test_killed_run_resumes_where_its_checkpoint_left_off(tmp_path):
+    workdir = str(tmp_path / "run")
+    flags = ["--workdir", workdir, *tiny_flags(export=False, final_beam_width=1)]
+    first = zoo_train(*flags, "--config.num_epochs=1000")
+    index = os.path.join(workdir, "checkpoints", "checkpoint")
+    deadline = time.monotonic() + 120
+    try:
+        while not os.path.exists(index):
+            assert first.poll() is None, first.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "no checkpoint after 120 s"
+            time.sleep(0.2)
+        time.sleep(0.5)  # let it get into the next epoch: the kill must not cost the saved one
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate()
+    assert first.returncode == -signal.SIGKILL
+    assert not os.path.exists(os.path.join(workdir, "results.json"))
+
+    # Checkpoints are numbered by optimizer step: the rerun must start from this one.
+    saved_step = max(int(name.split("-")[1].split(".")[0]) for name in os.listdir(os.path.dirname(index))
+                     if name.startswith("ckpt-"))
+    second = zoo_train(*flags, "--config.num_epochs=1000", f"--train_steps={saved_step + 5}")
+    out, err = second.communicate(timeout=300)
+    assert second.returncode == 0, err[-2000:]
+    resumed = re.search(r"resuming from \S+: epoch (\d+), step (\d+)", out)
+    assert resumed, out
+    epoch, step = int(resumed.group(1)), int(resumed.group(2))
+    assert step == saved_step and epoch >= 1 and step >= 19  # 600 pairs / 32: >= 19 steps an epoch
+    with open(os.path.join(workdir, "results.json")) as f:
+        results = json.load(f)
+    assert results["resumed_from_step"] == step
+    assert results["train_steps"] == step + 5  # continued, not restarted from 0
+    assert results["epochs"] == epoch + 1
+    assert [h["step"] for h in results["evaluations"]] == [step + 5]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--recipe", "nope"], r"unknown recipe 'nope'; expected one of \[.*'dates_bahdanau'.*'text'"),
+        (["--model", "transformer"], r"Unknown model preset 'transformer'; expected one of \[.*'rnnenc'"),
+        (["--recipe", "text", "--train_tsv", "/no/such.tsv"], r"/no/such.tsv"),
+        (["--recipe", "text", "--train_tsv", "{malformed}"], r"malformed\.tsv"),
+        (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),
+    ],
+    ids=["unknown-recipe", "unknown-preset", "missing-tsv", "malformed-tsv", "empty-tsv"],
+)
+def test_bad_input_exits_with_one_clear_line(tmp_path, args, message):
+    malformed = tmp_path / "malformed.tsv"
+    malformed.write_text("one\tun\nno tab here\nalso no tab\nthree\ttrois\n", encoding="utf-8")
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    args = [a.format(malformed=malformed, empty=empty) for a in args]
+    process = zoo_train("--workdir", str(tmp_path / "run"), *args)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.startswith("zoo-train: error:")]
+    assert len(lines) == 1 and re.search(message, lines[0]), err
+    assert "Traceback" not in err
