@@ -203,24 +203,27 @@ class ModelRegistry:
                     )
                 self._failed[target] = message
                 return False
-            previous, self._current = self._current, loaded
+            # Requests read these from the event loop thread: replace, never mutate in place.
+            statuses = dict(self._statuses)
+            statuses[target] = VersionStatus(target, "AVAILABLE")
+            if self._current is not None:
+                statuses[self._current.version] = VersionStatus(self._current.version, "END")
+            self._current, self._statuses = loaded, statuses
             self._failed.pop(target, None)
-            self._statuses[target] = VersionStatus(target, "AVAILABLE")
-            if previous is not None:
-                self._statuses[previous.version] = VersionStatus(previous.version, "END")
             logging.info("Serving version %d of model %s from %s", target, self.model_name, loaded.path)
             return True
 
     def statuses(self, model_name: str, version=None) -> list:
         """Version statuses for the status endpoint, newest first; raises NotFoundError."""
         self._check_name(model_name)
+        statuses = self._statuses
         if version is None:
-            if not self._statuses:
+            if not statuses:
                 raise NotFoundError(f"Could not find any versions of model {model_name}")
-            return [self._statuses[v] for v in sorted(self._statuses, reverse=True)]
-        if version not in self._statuses:
+            return [statuses[v] for v in sorted(statuses, reverse=True)]
+        if version not in statuses:
             raise NotFoundError(f"Could not find version {version} of model {model_name}")
-        return [self._statuses[version]]
+        return [statuses[version]]
 
     def get(self, model_name: str, version=None) -> LoadedModel:
         """The served model, checked against the requested name and version; raises NotFoundError."""

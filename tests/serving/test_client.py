@@ -5,7 +5,7 @@ import httpx
 import pytest
 
 import saved_model_fixture as fixture
-from conftest import free_port
+from rest_servers import free_port
 from serving.client import Hypothesis, Translation, TranslationClient
 from serving.errors import ServingError
 

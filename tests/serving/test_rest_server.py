@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import saved_model_fixture as fixture
-from conftest import REPO_ROOT, zoo_serve_subprocess
+from rest_servers import REPO_ROOT, zoo_serve_subprocess
 from serving.batching import BatchScheduler
 from serving.model_registry import ModelRegistry, Signature, complete_versions, load_version, replay_warmup_requests
 

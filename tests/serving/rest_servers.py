@@ -1,0 +1,107 @@
+"""Servers under test for tests/serving: zoo-serve in a thread or as the real CLI, on a free port."""
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import uvicorn
+
+from serving.batching import BatchScheduler
+from serving.model_registry import ModelRegistry
+from serving.rest_app import create_app
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclasses.dataclass
+class RestServer:
+    """A server under test: where it listens and whether it is zoo-serve or TF Serving."""
+
+    url: str
+    model_name: str
+    kind: str  # "zoo-serve" or "tf-serving"
+    version: str
+
+    @property
+    def model_url(self) -> str:
+        return f"{self.url}/v1/models/{self.model_name}"
+
+
+@contextlib.contextmanager
+def zoo_serve_in_thread(model_base_path: str, model_name: str = "zoo", **app_kwargs):
+    """Runs the zoo-serve app with uvicorn in a thread on a free port; yields the base URL."""
+    registry = ModelRegistry(model_name, model_base_path)
+    registry.poll()
+    app_kwargs.setdefault("scheduler", BatchScheduler(max_batch_size=16, num_batch_threads=2))
+    config = uvicorn.Config(
+        create_app(registry, **app_kwargs), host="127.0.0.1", port=0, log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("zoo-serve did not start in a thread within 30 s")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def zoo_serve_subprocess(model_base_path: str, *extra_flags: str, model_name: str = "zoo"):
+    """Runs the real `zoo-serve` command line; yields (base URL, process)."""
+    port = free_port()
+    command = shutil.which("zoo-serve")
+    command = [command] if command else [sys.executable, "-m", "serving.server"]
+    process = subprocess.Popen(
+        command
+        + [f"--model_base_path={model_base_path}", f"--model_name={model_name}", f"--rest_api_port={port}"]
+        + list(extra_flags),
+        cwd=REPO_ROOT,
+        # Import this checkout's `serving`, however the project was installed.
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"zoo-serve exited with {process.returncode}:\n{process.stdout.read()}")
+            try:
+                if httpx.get(f"{url}/v1/models/{model_name}", timeout=2).status_code in (200, 404):
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("zoo-serve did not answer within 90 s")
+            time.sleep(0.2)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
