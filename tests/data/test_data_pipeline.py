@@ -84,7 +84,10 @@ def test_batches_decode_back_to_the_pairs(pairs, tokenizers):
 
 
 def test_truncation_keeps_eos(pairs, tokenizers):
-    dataset = make_dataset(pairs, *tokenizers, batch_size=32, max_source_length=6, max_target_length=3, bucket_boundaries=FEW_BUCKETS)
+    dataset = make_dataset(
+        pairs, *tokenizers, batch_size=32, max_source_length=6, max_target_length=3,
+        bucket_boundaries=FEW_BUCKETS,
+    )  # fmt: skip
     batches = _batches(dataset)
     assert sum(len(x) for x, _, _ in batches) == len(pairs)
     for x, t_in, t_out in batches:
@@ -96,7 +99,10 @@ def test_truncation_keeps_eos(pairs, tokenizers):
 def test_drop_long_leaves_out_long_pairs(pairs, tokenizers):
     source_tok, _ = tokenizers
     lengths = source_tok.encode(tf.constant([s for s, _ in pairs])).row_lengths().numpy()
-    dataset = make_dataset(pairs, *tokenizers, batch_size=32, max_source_length=12, drop_long=True, bucket_boundaries=FEW_BUCKETS)
+    dataset = make_dataset(
+        pairs, *tokenizers, batch_size=32, max_source_length=12, drop_long=True,
+        bucket_boundaries=FEW_BUCKETS,
+    )  # fmt: skip
     batches = _batches(dataset)
     assert sum(len(x) for x, _, _ in batches) == int(np.sum(lengths <= 12)) > 0
     assert all(x.shape[1] <= 12 for x, _, _ in batches)

@@ -281,13 +281,13 @@ def dates_splits(
     if not pools["train"]:
         raise ValueError(f"the years {start_year}-{end_year} leave no day for training")
     sizes = {"train": train, "dev": dev, "test": test}
-    return {
-        split: [
-            (e.source, e.target)
-            for e in _sample(sizes[split], pools[split], tuple(languages), random.Random(f"dates/{seed}/{split}"))
-        ]
-        for split in ("train", "dev", "test")
-    }
+    splits = {}
+    for split in ("train", "dev", "test"):
+        # One generator per split: dev and test stay the same whatever the size of train.
+        rng = random.Random(f"dates/{seed}/{split}")
+        examples = _sample(sizes[split], pools[split], tuple(languages), rng)
+        splits[split] = [(e.source, e.target) for e in examples]
+    return splits
 
 
 def write_dates_tsv(directory, seed=0, **split_kwargs):

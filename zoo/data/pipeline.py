@@ -70,7 +70,10 @@ def make_dataset(
         raise DataError("no sentence pairs to build a dataset from (empty training set?)")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1 sentence, got {batch_size}")
-    for name, value in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
+    for name, value in (
+        ("max_source_length", max_source_length),
+        ("max_target_length", max_target_length),
+    ):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be >= 1 or None, got {value}")
     if drop_long and max_source_length is None and max_target_length is None:
@@ -81,7 +84,9 @@ def make_dataset(
     if any(b <= a for a, b in zip(bucket_boundaries, bucket_boundaries[1:])) or (
         bucket_boundaries and bucket_boundaries[0] < 1
     ):
-        raise ValueError(f"bucket_boundaries must be positive and increasing, got {bucket_boundaries}")
+        raise ValueError(
+            f"bucket_boundaries must be positive and increasing, got {bucket_boundaries}"
+        )
 
     def tokenize(sources, targets):
         # Whole batches of ragged ids: per-sentence ops would cost more than tokenizing.

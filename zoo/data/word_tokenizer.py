@@ -32,8 +32,10 @@ class WordTokenizer(Tokenizer):
 
     @classmethod
     def build(cls, texts, max_size=8000, min_count=1, lowercase=False, name=None):
-        """Builds the vocabulary from texts; see `Tokenizer.build`. `max_size` counts the reserved tokens."""
-        return super().build(texts, max_size=max_size, min_count=min_count, lowercase=lowercase, name=name)
+        """Builds the vocabulary from texts; see `Tokenizer.build` (`max_size` counts reserved tokens)."""
+        return super().build(
+            texts, max_size=max_size, min_count=min_count, lowercase=lowercase, name=name
+        )
 
     @staticmethod
     def _split(texts):
