@@ -3,6 +3,9 @@
 import keras
 from keras import ops
 
+from zoo.models.recurrent_cells import make_cell
+from zoo.models.time_loop import scan
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class BidirectionalEncoder(keras.layers.Layer):
@@ -10,9 +13,12 @@ class BidirectionalEncoder(keras.layers.Layer):
 
     Each layer reads the sequence forwards and backwards and concatenates the two
     outputs, `h_j = [h_j_fwd; h_j_bwd]` (Bahdanau et al., 2015, section 3.2).
-    Padding is masked: the backward RNN starts at the last real token and padded
-    positions never change a state, so a sentence encodes the same whatever
-    length it is padded to.
+    Padding is masked: a state does not change at a padded position, so the
+    backward RNN effectively starts at the last real token and a sentence
+    encodes the same whatever length it is padded to; padded outputs are 0.
+
+    Both directions run in one time loop, and the input projections of the whole
+    sequence are computed before it as one matrix product per direction.
 
     Args:
         cell: "lstm" or "gru".
@@ -44,31 +50,63 @@ class BidirectionalEncoder(keras.layers.Layer):
         self.units = int(units)
         self.num_layers = int(num_layers)
         self.dropout = float(dropout)
-        rnn_class = keras.layers.LSTM if cell == "lstm" else keras.layers.GRU
-        self.rnns = [
-            keras.layers.Bidirectional(
-                rnn_class(self.units, return_sequences=True, return_state=True),
-                merge_mode="concat",
-                name=f"bidirectional_{i}",
-            )
-            for i in range(self.num_layers)
-        ]
         self.supports_masking = True
         self.dropouts = [keras.layers.Dropout(self.dropout) for _ in range(self.num_layers)]
+
+    def build(self, embedded_shape, mask_shape=None):
+        input_dim = int(embedded_shape[-1])
+        self.forward_cells, self.backward_cells = [], []
+        for i in range(self.num_layers):
+            for direction, cells in (("forward", self.forward_cells), ("backward", self.backward_cells)):
+                cell = make_cell(self.cell, self.units, input_dim if i == 0 else 2 * self.units,
+                                 name=f"{direction}_{i}")
+                cell.build()
+                cells.append(cell)
+        self.built = True
 
     def compute_mask(self, embedded, mask=None):
         return None
 
+    def _bidirectional_layer(self, inputs, mask, forward_cell, backward_cell):
+        units = self.units
+        gate_size = forward_cell.num_gates * units
+        time_mask = ops.cast(ops.transpose(mask)[:, :, None], inputs.dtype)  # (S, B, 1)
+        forward_gates = ops.transpose(forward_cell.project_inputs(inputs), (1, 0, 2))  # (S, B, G)
+        backward_gates = ops.flip(ops.transpose(backward_cell.project_inputs(inputs), (1, 0, 2)), 0)
+        steps = ops.concatenate(
+            [forward_gates, backward_gates, time_mask, ops.flip(time_mask, 0)], axis=-1
+        )  # (S, B, 2G + 2)
+        zeros = ops.zeros_like(forward_gates[0, :, :units])  # (B, U)
+        init = (forward_cell.initial_state(zeros), backward_cell.initial_state(zeros))
+
+        def body(carry, step):
+            forward_state, backward_state = carry
+            outputs = []
+            new_carry = []
+            for cell, state, gates, keep in (
+                (forward_cell, forward_state, step[:, :gate_size], step[:, 2 * gate_size : 2 * gate_size + 1]),
+                (backward_cell, backward_state, step[:, gate_size : 2 * gate_size], step[:, 2 * gate_size + 1 :]),
+            ):
+                output, new_state = cell(gates, state)
+                # A padded step leaves the state as it was and outputs zeros.
+                new_carry.append(tuple(keep * n + (1.0 - keep) * o for n, o in zip(new_state, state)))
+                outputs.append(keep * output)
+            return tuple(new_carry), ops.concatenate(outputs, axis=-1)
+
+        (forward_state, backward_state), outputs = scan(body, init, steps)  # outputs (S, B, 2U)
+        forward_outputs = outputs[:, :, :units]
+        backward_outputs = ops.flip(outputs[:, :, units:], 0)
+        outputs = ops.transpose(ops.concatenate([forward_outputs, backward_outputs], axis=-1), (1, 0, 2))
+        return outputs, forward_state[0], backward_state[0]
+
     def call(self, embedded, mask, training=None):
         outputs = embedded
-        for i, rnn in enumerate(self.rnns):
+        for i in range(self.num_layers):
             if i > 0:
                 outputs = self.dropouts[i](outputs, training=training)
-            results = rnn(outputs, mask=mask, training=training)
-            outputs = results[0]
-            states = results[1:]
-            half = len(states) // 2
-            final_forward, final_backward = states[0], states[half]
+            outputs, final_forward, final_backward = self._bidirectional_layer(
+                outputs, mask, self.forward_cells[i], self.backward_cells[i]
+            )
         return outputs, final_forward, final_backward
 
     def get_config(self):
