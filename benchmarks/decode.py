@@ -1,0 +1,189 @@
+"""Decoding speed: sentences per second of greedy and beam search, as JSON.
+
+    python benchmarks/decode.py                                  # random reference-size model
+    python benchmarks/decode.py --workdir runs/fr_en --tsv dev.tsv
+
+Times greedy search and beam search (widths `--beam_widths`) at batch sizes
+`--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
+the width is a run-time tensor) and compiled with XLA (`jit_compile=True`), after
+one untimed call that traces and compiles. Reports sentences/s, the cost of each
+search per sentence relative to greedy at the same batch size and mode, and the
+peak resident memory growth during each measurement.
+
+Without `--workdir` the model is `luong_general` at reference size (bi-LSTM
+encoder 2 x 256, LSTM decoder 512, Luong general attention, `--vocab_size` per
+side) with random weights. Speed does not depend on the weights except through
+when the end token appears, so the end token is then disabled and every
+hypothesis runs to `--max_length` tokens: greedy and beam search do the same
+number of steps, and the JSON says so.
+"""
+
+import json
+import os
+import resource
+import sys
+import threading
+import time
+
+from absl import app, flags
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("workdir", None, "a zoo-train workdir (default: a random reference-size model)")
+flags.DEFINE_string("tsv", None, "sources to translate (first column), needed with --workdir")
+flags.DEFINE_string("preset", "luong_general", "preset of the random model")
+flags.DEFINE_integer("vocab_size", 8000, "vocabulary size per side of the random model")
+flags.DEFINE_integer("source_length", 25, "source tokens per sentence of the random model")
+flags.DEFINE_integer("max_length", 30, "target tokens decoded per sentence of the random model")
+flags.DEFINE_list("batch_sizes", ["1", "64"], "batch sizes")
+flags.DEFINE_list("beam_widths", ["1", "5", "10"], "beam widths")
+flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function) and/or xla")
+flags.DEFINE_float("length_penalty", 0.6, "alpha of the beam search")
+flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch)")
+flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
+
+
+class PeakMemory:
+    """Samples this process' resident memory in a thread: the peak growth over a block, in MiB."""
+
+    def __init__(self, interval=0.005):
+        self.interval, self.peak, self.running = interval, 0, False
+
+    @staticmethod
+    def resident():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def _sample(self):
+        while self.running:
+            self.peak = max(self.peak, self.resident())
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        self.start, self.peak, self.running = self.resident(), self.resident(), True
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *unused):
+        self.running = False
+        self.thread.join()
+        self.growth_mib = (self.peak - self.start) / 2**20
+
+
+def main(argv):
+    import numpy as np
+    import tensorflow as tf
+
+    import zoo.models
+    from zoo.data.vocabulary import EOS_ID
+    from zoo.decoding import beam_search, greedy_search
+
+    rng = np.random.default_rng(0)
+    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
+    max_length = None
+    if FLAGS.workdir:
+        from zoo.export import load_workdir
+
+        if not FLAGS.tsv:
+            raise app.UsageError("--workdir needs --tsv: the sentences to translate (first column).")
+        model, source_tokenizer, _, _ = load_workdir(FLAGS.workdir)
+        with open(FLAGS.tsv, encoding="utf-8") as f:
+            texts = [line.rstrip("\n").split("\t")[0] for line in f if line.strip()]
+        sources = source_tokenizer.encode(tf.constant(texts)).to_tensor().numpy().astype(np.int32)
+        setting = {"model": FLAGS.workdir, "weights": "trained", "sentences_from": FLAGS.tsv,
+                   "end_token": "enabled: each sentence stops when its search does"}
+    else:
+        base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
+        model = EndlessModel(base, EOS_ID)
+        sources = rng.integers(4, FLAGS.vocab_size, size=(max(max(batch_sizes), FLAGS.sentences),
+                                                          FLAGS.source_length)).astype(np.int32)
+        max_length = FLAGS.max_length
+        setting = {"model": f"{FLAGS.preset} (random weights, reference size)", "weights": "random",
+                   "vocab_size": FLAGS.vocab_size, "source_length": FLAGS.source_length,
+                   "end_token": f"disabled: every hypothesis runs max_length={max_length} steps"}
+        model.count_params = base.count_params
+
+    searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
+
+    def decode(source, width):
+        if width is None:
+            return greedy_search(model, source, max_length=max_length)
+        return beam_search(model, source, beam_width=width, length_penalty=FLAGS.length_penalty,
+                           max_length=max_length)
+
+    graph = tf.function(decode, input_signature=[tf.TensorSpec([None, None], tf.int32),
+                                                 tf.TensorSpec([], tf.int32)])
+    graph_greedy = tf.function(lambda source: decode(source, None),
+                               input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    results = []
+    for mode in FLAGS.modes:
+        for batch_size in batch_sizes:
+            count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
+            count = max(batch_size, count // batch_size * batch_size)
+            batches = [sources[i:i + batch_size] for i in range(0, count, batch_size)]
+            batches = [tf.constant(trimmed(b)) for b in batches]
+            for name, width in searches.items():
+                if mode == "eager":
+                    run = lambda s, w=width: decode(s, w)  # noqa: E731
+                elif mode == "graph":
+                    run = (lambda s: graph_greedy(s)) if width is None else (lambda s, w=width: graph(s, w))
+                else:
+                    run = tf.function(lambda s, w=width: decode(s, w), jit_compile=True)
+                started = time.perf_counter()
+                run(batches[0]).ids.numpy()  # traces / compiles
+                warmup = time.perf_counter() - started
+                with PeakMemory() as memory:
+                    started = time.perf_counter()
+                    lengths = [run(b).lengths.numpy() for b in batches]
+                    seconds = time.perf_counter() - started
+                results.append({
+                    "mode": mode, "search": name, "batch_size": batch_size, "sentences": count,
+                    "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
+                    "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
+                    "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(memory.growth_mib, 1),
+                })
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+
+    for row in results:
+        greedy = next(r for r in results if r["search"] == "greedy" and r["mode"] == row["mode"]
+                      and r["batch_size"] == row["batch_size"])
+        row["cost_vs_greedy"] = round(greedy["sentences_per_second"] / row["sentences_per_second"], 2)
+    summary = {
+        f"beam5_over_greedy_batch64_{r['mode']}": r["cost_vs_greedy"]
+        for r in results if r["search"] == "beam5" and r["batch_size"] == 64
+    }
+    print(json.dumps({
+        **setting, "params": int(model.count_params()), "length_penalty": FLAGS.length_penalty,
+        "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "summary": summary, "results": results,
+    }, indent=1))
+
+
+def trimmed(batch):
+    """A batch cut to its longest sentence, as a data pipeline would pad it."""
+    width = max(1, int((batch != 0).sum(1).max()))
+    return batch[:, :width]
+
+
+class EndlessModel:
+    """Wraps a model so that the end token is never chosen: a fixed number of decoding steps."""
+
+    def __init__(self, model, end_id):
+        self.model, self.end_id = model, end_id
+
+    def encode(self, source_ids):
+        return self.model.encode(source_ids)
+
+    def step(self, token_ids, state, memory):
+        import tensorflow as tf
+
+        log_probs, state, attention = self.model.step(token_ids, state, memory)
+        is_end = tf.equal(tf.range(tf.shape(log_probs)[-1]), self.end_id)
+        return tf.where(is_end, float("-inf"), log_probs), state, attention
+
+
+if __name__ == "__main__":
+    app.run(main)
