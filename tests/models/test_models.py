@@ -108,3 +108,21 @@ def test_errors_name_what_was_wrong():
         tiny("luong_dot", encoder_units=5)
     with pytest.raises(ValueError, match="source_vocab_size must be a positive int"):
         zoo.models.build("bahdanau", 0, 10)
+
+
+@pytest.mark.parametrize("name", ["bahdanau", "luong_general"])
+def test_mixed_bfloat16_keeps_weights_and_lstm_cell_state_in_float32(name):
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        model = tiny(name)
+        logits = model((SOURCE, TARGET_IN))
+        memory, state = model.encode(SOURCE)
+        log_probs, state, attention = model.step(TARGET_IN[:, :1], tuple(ops.expand_dims(s, 1) for s in state), memory)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert all(w.dtype == "float32" for w in model.weights)
+    dtype = keras.backend.standardize_dtype
+    assert dtype(logits.dtype) == "bfloat16"
+    assert dtype(state[1].dtype) == "float32"  # the LSTM cell state c
+    assert dtype(log_probs.dtype) == "float32" and dtype(attention.dtype) == "float32"
+    assert np.all(np.isfinite(ops.convert_to_numpy(log_probs)))

@@ -61,7 +61,7 @@ class BahdanauSeq2Seq(Seq2Seq):
     def recur(self, gates, state, memory, training=None):
         previous = state[0]  # s_{i-1} (B, K, D)
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
-        output, state = self.cell(gates + self.cell.project_extra(context), state)
+        output, state = self.cell.step(gates + self.cell.project_extra(context), state)
         step_outputs = [output, context, ops.cast(weights, output.dtype)]
         return ops.concatenate(step_outputs, axis=-1), state
 

@@ -87,9 +87,9 @@ class BidirectionalEncoder(keras.layers.Layer):
                 (forward_cell, forward_state, step[:, :gate_size], step[:, 2 * gate_size : 2 * gate_size + 1]),
                 (backward_cell, backward_state, step[:, gate_size : 2 * gate_size], step[:, 2 * gate_size + 1 :]),
             ):
-                output, new_state = cell(gates, state)
+                output, new_state = cell.step(gates, state)
                 # A padded step leaves the state as it was and outputs zeros.
-                new_carry.append(tuple(keep * n + (1.0 - keep) * o for n, o in zip(new_state, state)))
+                new_carry.append(tuple(ops.where(keep > 0, n, o) for n, o in zip(new_state, state)))
                 outputs.append(keep * output)
             return tuple(new_carry), ops.concatenate(outputs, axis=-1)
 

@@ -101,7 +101,7 @@ class LuongSeq2Seq(Seq2Seq):
                 cell_gates = gates if feed is None else gates + cell.project_extra(feed)
             else:
                 cell_gates = cell.project_inputs(inputs)
-            inputs, cell_state = cell(cell_gates, cell_state)
+            inputs, cell_state = cell.step(cell_gates, cell_state)
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
         context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])

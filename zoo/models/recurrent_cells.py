@@ -41,6 +41,11 @@ class _GatedCell(keras.layers.Layer):
     def _bias_initializer(self):
         return "zeros"
 
+    def call(self, gates, state):
+        # Models call `step` directly: `__call__` would cast the float32 LSTM cell
+        # state to the compute dtype under mixed precision.
+        return self.step(gates, state)
+
     def project_inputs(self, inputs):
         """`(..., projected_dim) -> (..., G*U)`: the loop-invariant part of the gates, bias included."""
         if not self.built:
@@ -62,7 +67,7 @@ class _GatedCell(keras.layers.Layer):
 class LSTMCell(_GatedCell):
     """LSTM (Hochreiter and Schmidhuber, 1997) with gates ordered i, f, c, o as in Keras.
 
-    State: `(h, c)`, each `(..., U)`. The forget gate bias starts at 1
+    State: `(h, c)`, each `(..., U)`, `c` always float32. The forget gate bias starts at 1
     (Jozefowicz et al., 2015).
     """
 
@@ -79,15 +84,19 @@ class LSTMCell(_GatedCell):
         return initializer
 
     def initial_state(self, h):
-        return (h, ops.zeros_like(h))
+        return (h, ops.zeros_like(h, dtype="float32"))
 
-    def call(self, gates, state):
-        """`gates (..., 4U)` from the projections; returns `(output, new_state)`."""
+    def step(self, gates, state):
+        """`gates (..., 4U)` from the projections; returns `(output, new_state)`.
+
+        The gate nonlinearities and the cell state `c` stay in float32 under mixed
+        precision: only the matrix products run in the compute dtype.
+        """
         h, c = state
-        z = gates + ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
+        z = ops.cast(gates + ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype)), "float32")
         i, f, g, o = ops.split(z, 4, axis=-1)
-        c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
-        h = ops.sigmoid(o) * ops.tanh(c)
+        c = ops.sigmoid(f) * ops.cast(c, "float32") + ops.sigmoid(i) * ops.tanh(g)
+        h = ops.cast(ops.sigmoid(o) * ops.tanh(c), self.compute_dtype)
         return h, (h, c)
 
 
@@ -103,7 +112,8 @@ class GRUCell(_GatedCell):
     def initial_state(self, h):
         return (h,)
 
-    def call(self, gates, state):
+    def step(self, gates, state):
+        """`gates (..., 3U)` from the projections; returns `(output, new_state)`."""
         (h,) = state
         recurrent = ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
         x_z, x_r, x_n = ops.split(gates, 3, axis=-1)

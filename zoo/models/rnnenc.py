@@ -56,7 +56,7 @@ class RNNEncSeq2Seq(Seq2Seq):
 
     def recur(self, gates, state, memory, training=None):
         context_gates = ops.expand_dims(memory["context_gates"], 1)  # (B, 1, G) for all K hypotheses
-        output, state = self.cell(gates + context_gates, state)
+        output, state = self.cell.step(gates + context_gates, state)
         ones = ops.ones_like(output[..., :1])  # (B, K, 1)
         context = ops.expand_dims(memory["context"], 1) * ones  # (B, K, D)
         weights = ops.expand_dims(ops.zeros_like(ops.cast(memory["mask"], output.dtype)), 1) * ones  # (B, K, S)
