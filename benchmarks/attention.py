@@ -1,0 +1,160 @@
+"""Time per decoding step of every attention variant, with and without precomputed keys.
+
+A decoding step scores one query per sentence, `(B, D)`, against the encoder outputs
+`(B, Tv, D)`. Without keys the layer re-projects all Tv values at every step; with
+`keys = layer.precompute(value)` (once per sentence) it only projects the query.
+Each step is a compiled function (`tf.function` on TensorFlow, `jax.jit` on JAX)
+called `--repeats` times (interleaved); the JSON reports the median.
+
+    python3 benchmarks/attention.py [--batch 64 --source_length 50 --dim 512 --repeats 200]
+    KERAS_BACKEND=jax python3 benchmarks/attention.py
+
+Prints one JSON object on stdout.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from zoo.layers import (  # noqa: E402
+    AdditiveAttention,
+    ConcatAttention,
+    DotAttention,
+    GeneralAttention,
+    ReducedRankAttention,
+)
+
+
+def variants(units, rank):
+    return {
+        "dot": lambda: DotAttention(),
+        "general": lambda: GeneralAttention(),
+        "reduced_rank": lambda: ReducedRankAttention(rank=rank),
+        "concat": lambda: ConcatAttention(units=units),
+        "additive": lambda: AdditiveAttention(units=units),
+    }
+
+
+def compile_steps(layer, jit_compile):
+    """Returns compiled `step(query, value, mask)`, `step_with_keys(query, value, mask, keys)`
+    and `precompute(value)`, each returning `(context, weights)` or keys, synchronously."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        step = tf.function(lambda q, v, m: layer(q, v, mask=m), jit_compile=jit_compile)
+        step_with_keys = tf.function(
+            lambda q, v, m, k: layer(q, v, mask=m, keys=k), jit_compile=jit_compile
+        )
+        precompute = tf.function(layer.precompute, jit_compile=jit_compile)
+        convert = tf.convert_to_tensor
+        return step, step_with_keys, precompute, convert, lambda outputs: outputs
+    if backend == "jax":
+        import jax
+
+        trainable = [v.value for v in layer.trainable_variables]
+        non_trainable = [v.value for v in layer.non_trainable_variables]
+
+        def call(q, v, m, k=None):
+            outputs, _ = layer.stateless_call(trainable, non_trainable, q, v, mask=m, keys=k)
+            return outputs
+
+        def precompute(v):
+            with keras.StatelessScope(state_mapping=list(zip(layer.trainable_variables, trainable))):
+                return layer.precompute(v)
+
+        sync = jax.block_until_ready
+        return jax.jit(call), jax.jit(call), jax.jit(precompute), jax.numpy.asarray, sync
+    raise SystemExit(f"benchmarks/attention.py: backend {backend!r} is not supported (tensorflow, jax)")
+
+
+def median_ms(calls, sync, repeats, warmup):
+    """Median milliseconds of each `(fn, args)` in `calls`, timed in interleaved rounds so
+    that a change of machine load mid-run affects all of them alike."""
+    for _ in range(warmup):
+        for fn, args in calls:
+            sync(fn(*args))
+    times = [[] for _ in calls]
+    for _ in range(repeats):
+        for (fn, args), spent in zip(calls, times):
+            start = time.perf_counter()
+            sync(fn(*args))
+            spent.append(time.perf_counter() - start)
+    return [1000.0 * statistics.median(spent) for spent in times]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=64, help="B, sentences decoded together")
+    parser.add_argument("--source_length", type=int, default=50, help="Tv, source positions")
+    parser.add_argument("--dim", type=int, default=512, help="D, query and value size")
+    parser.add_argument("--units", type=int, default=512, help="hidden size of concat / additive")
+    parser.add_argument("--rank", type=int, default=64, help="rank of reduced-rank attention")
+    parser.add_argument("--repeats", type=int, default=200, help="timed steps per measurement")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed steps (tracing, caches)")
+    parser.add_argument("--jit_compile", action="store_true", help="XLA-compile the TF steps")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(0)
+    query = rng.normal(size=(args.batch, args.dim)).astype("float32")  # (B, D): one step
+    value = rng.normal(size=(args.batch, args.source_length, args.dim)).astype("float32")
+    lengths = rng.integers(args.source_length // 2, args.source_length + 1, size=args.batch)
+    mask = np.arange(args.source_length)[None, :] < lengths[:, None]  # (B, Tv)
+
+    results = {}
+    for name, make in variants(args.units, args.rank).items():
+        layer = make()
+        layer(query, value, mask=mask)  # builds the weights
+        step, step_with_keys, precompute, convert, sync = compile_steps(layer, args.jit_compile)
+        q, v, m = convert(query), convert(value), convert(mask)
+        keys = sync(precompute(v))
+        plain_context = keras.ops.convert_to_numpy(step(q, v, m)[0])
+        keys_context = keras.ops.convert_to_numpy(step_with_keys(q, v, m, keys)[0])
+        max_difference = float(np.max(np.abs(plain_context - keys_context)))
+        without_keys, with_keys, precompute_ms = median_ms(
+            [(step, (q, v, m)), (step_with_keys, (q, v, m, keys)), (precompute, (v,))],
+            sync, args.repeats, args.warmup,
+        )
+        results[name] = {
+            "ms_per_step_without_keys": round(without_keys, 4),
+            "ms_per_step_with_keys": round(with_keys, 4),
+            "speedup": round(without_keys / with_keys, 3),
+            "ms_precompute_once_per_sentence": round(precompute_ms, 4),
+            "key_dim": int(keys.shape[-1]),
+            "max_abs_difference_of_contexts": max_difference,
+        }
+
+    report = {
+        "benchmark": "attention decoding step",
+        "backend": keras.backend.backend(),
+        "keras_version": keras.__version__,
+        "compiled_with": "jax.jit" if keras.backend.backend() == "jax" else (
+            "tf.function(jit_compile=True)" if args.jit_compile else "tf.function"
+        ),
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "platform": platform.platform(),
+        },
+        "shapes": {
+            "batch": args.batch, "source_length": args.source_length, "dim": args.dim,
+            "units": args.units, "rank": args.rank, "query": [args.batch, args.dim],
+        },
+        "repeats": args.repeats,
+        "statistic": "median",
+        "variants": results,
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
