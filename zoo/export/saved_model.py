@@ -119,7 +119,7 @@ class Translator(tf.Module):
                 )
         self._keras = _Untracked(model)
         # The variables (not the Keras objects) are what the SavedModel stores and restores.
-        self.model_variables = list(model.variables)
+        self.model_variables = [variable.value for variable in model.variables]
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.beam_width = beam_width
@@ -408,8 +408,13 @@ def find_setting(config, key):
 def translator_settings(config, **overrides):
     """`Translator` keyword arguments from a training config, `overrides` winning."""
     settings = {}
-    for key in ("beam_width", "length_penalty", "coverage_penalty", "max_source_length"):
-        value = find_setting(config, key)
+    for key, names in (
+        ("beam_width", ("beam_width", "final_beam_width")),  # the recipes' final dev decoding
+        ("length_penalty", ("length_penalty",)),
+        ("coverage_penalty", ("coverage_penalty",)),
+        ("max_source_length", ("max_source_length",)),
+    ):
+        value = next((v for v in (find_setting(config, name) for name in names) if v is not None), None)
         if value is not None:
             settings[key] = value
     settings.update({key: value for key, value in overrides.items() if value is not None})
@@ -419,8 +424,9 @@ def translator_settings(config, **overrides):
 def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, **overrides):
     """Exports a workdir's `best.keras` to `export_dir/<version>` (default `workdir/export`).
 
-    Decoding defaults come from `config.json` (`beam_width`, `length_penalty`,
-    `coverage_penalty`, `max_source_length` at any depth) unless given in `overrides`.
+    Decoding defaults come from `config.json` (`beam_width` or else `final_beam_width`,
+    `length_penalty`, `coverage_penalty`, `max_source_length`, at any depth) unless given
+    in `overrides`.
 
     Returns:
       The path of the new version directory.

@@ -1,0 +1,344 @@
+"""zoo.export: the SavedModel reproduces the Keras model's decoding and loads with TensorFlow alone."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import (
+    BEAM_WIDTH,
+    LENGTH_PENALTY,
+    MAX_SOURCE_LENGTH,
+    TEST_SOURCES,
+    as_str,
+    run_python,
+    write_workdir,
+)
+from zoo.decoding import beam_search, greedy_search
+from zoo.export import existing_versions, export_saved_model, export_workdir, load_workdir, read_warmup_requests
+from zoo.export import saved_model as saved_model_lib
+from zoo.export.warmup import decode_prediction_log, encode_prediction_log
+
+
+def reference_ids(source_tokenizer, sources):
+    return source_tokenizer.encode(tf.constant(sources))[:, :MAX_SOURCE_LENGTH].to_tensor()
+
+
+def decode_all(target_tokenizer, ids):
+    """int32 (B, N, T) -> list (B) of lists (N) of str."""
+    b, n, t = ids.shape
+    texts = as_str(target_tokenizer.decode(tf.reshape(ids, [-1, t])))
+    return [texts[i * n : (i + 1) * n] for i in range(b)]
+
+
+def test_layout_assets_and_settings(export_path, parts):
+    _, source_tokenizer, target_tokenizer = parts
+    assert sorted(os.listdir(export_path)) == [
+        "assets", "assets.extra", "fingerprint.pb", "saved_model.pb", "variables"
+    ]
+    for name, tokenizer in (("source_vocab.txt", source_tokenizer), ("target_vocab.txt", target_tokenizer)):
+        with open(os.path.join(export_path, "assets", name), encoding="utf-8") as f:
+            assert f.read().split("\n")[:-1] == tokenizer.vocab
+    with open(os.path.join(export_path, "assets.extra", "zoo_export.json"), encoding="utf-8") as f:
+        settings = json.load(f)
+    assert settings["beam_width"] == BEAM_WIDTH
+    assert settings["max_source_length"] == MAX_SOURCE_LENGTH
+    assert settings["length_penalty"] == pytest.approx(LENGTH_PENALTY)
+
+
+def test_signatures_have_the_contract_names_dtypes_and_shapes(loaded):
+    expected = {
+        "serving_default": ({"source": (tf.string, [None])}, {"translation": tf.string, "score": tf.float32}),
+        "greedy": ({"source": (tf.string, [None])}, {"translation": tf.string, "score": tf.float32}),
+        "beam_search": (
+            {
+                "source": (tf.string, [None]),
+                "beam_width": (tf.int32, []),
+                "num_hypotheses": (tf.int32, []),
+                "length_penalty": (tf.float32, []),
+            },
+            {
+                "translations": tf.string,
+                "scores": tf.float32,
+                "log_probs": tf.float32,
+                "attention": tf.float32,
+                "source_tokens": tf.string,
+                "target_tokens": tf.string,
+            },
+        ),
+        "score": (
+            {"source": (tf.string, [None]), "target": (tf.string, [None])},
+            {"log_prob": tf.float32},
+        ),
+    }
+    assert sorted(loaded.signatures) == sorted(expected)
+    for name, (inputs, outputs) in expected.items():
+        function = loaded.signatures[name]
+        _, input_specs = function.structured_input_signature
+        assert {k: (v.dtype, v.shape.as_list()) for k, v in input_specs.items()} == inputs, name
+        assert {k: v.dtype for k, v in function.structured_outputs.items()} == outputs, name
+
+
+def test_warmup_requests_parse_back_with_tf_serving_protos(export_path):
+    path = os.path.join(export_path, "assets.extra", "tf_serving_warmup_requests")
+    requests = read_warmup_requests(path)
+    assert [name for name, _ in requests] == ["serving_default", "serving_default", "greedy", "beam_search", "score"]
+    assert requests[3][1]["beam_width"] == BEAM_WIDTH
+    assert as_str(requests[0][1]["source"]) == TEST_SOURCES[:2]
+    # The official protos read our hand-encoded records the same way.
+    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    for record, (name, inputs) in zip(tf.data.TFRecordDataset(path), requests):
+        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        request = log.predict_log.request
+        assert request.model_spec.signature_name == name
+        assert sorted(request.inputs) == sorted(inputs)
+        for key, value in inputs.items():
+            np.testing.assert_array_equal(tf.make_ndarray(request.inputs[key]), value)
+    # And every warmup request runs on the export.
+    loaded = tf.saved_model.load(export_path)
+    for name, inputs in requests:
+        loaded.signatures[name](**{k: tf.constant(v) for k, v in inputs.items()})
+
+
+def test_prediction_log_encoding_round_trip_with_model_name():
+    record = encode_prediction_log("beam_search", {"source": ["é", ""], "beam_width": np.int32(7)}, "zoo")
+    name, inputs = decode_prediction_log(record)
+    assert name == "beam_search"
+    assert as_str(inputs["source"]) == ["é", ""]
+    assert inputs["beam_width"] == 7 and inputs["beam_width"].dtype == np.int32
+    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    assert prediction_log_pb2.PredictionLog.FromString(record).predict_log.request.model_spec.name == "zoo"
+
+
+def test_export_reproduces_keras_beam_search_and_greedy(loaded, parts):
+    model, source_tokenizer, target_tokenizer = parts
+    ids = reference_ids(source_tokenizer, TEST_SOURCES)
+    source = tf.constant(TEST_SOURCES)
+
+    default = loaded.signatures["serving_default"](source=source)
+    ref = beam_search(model, ids, beam_width=BEAM_WIDTH, num_hypotheses=1, length_penalty=LENGTH_PENALTY)
+    expected = [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
+    assert as_str(default["translation"]) == expected
+    assert len(set(expected)) >= 4, f"the test model should translate differently: {expected}"
+    np.testing.assert_allclose(default["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
+
+    greedy = loaded.signatures["greedy"](source=source)
+    ref = greedy_search(model, ids, length_penalty=LENGTH_PENALTY)
+    assert as_str(greedy["translation"]) == [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
+    np.testing.assert_allclose(greedy["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
+
+    beam = loaded.signatures["beam_search"](
+        source=source, beam_width=tf.constant(4), num_hypotheses=tf.constant(3), length_penalty=tf.constant(0.8)
+    )
+    ref = beam_search(model, ids, beam_width=4, num_hypotheses=3, length_penalty=0.8)
+    translations = beam["translations"].numpy()
+    assert translations.shape == (len(TEST_SOURCES), 3)
+    assert [as_str(row) for row in translations] == decode_all(target_tokenizer, ref.ids)
+    np.testing.assert_allclose(beam["scores"].numpy(), ref.scores.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(beam["log_probs"].numpy(), ref.log_probs.numpy(), rtol=1e-5, atol=1e-5)
+    target_length = beam["attention"].shape[1]
+    assert target_length == int(tf.reduce_max(ref.lengths[:, 0]))
+    np.testing.assert_allclose(
+        beam["attention"].numpy(), ref.attention[:, 0, :target_length].numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_beam_search_tokens_and_attention_line_up(loaded, parts):
+    _, source_tokenizer, _ = parts
+    beam = loaded.signatures["beam_search"](
+        source=tf.constant(TEST_SOURCES),
+        beam_width=tf.constant(3),
+        num_hypotheses=tf.constant(1),
+        length_penalty=tf.constant(0.6),
+    )
+    source_tokens = beam["source_tokens"].numpy()
+    target_tokens = beam["target_tokens"].numpy()
+    attention = beam["attention"].numpy()
+    assert attention.shape == (len(TEST_SOURCES), target_tokens.shape[1], source_tokens.shape[1])
+    expected_source = source_tokenizer.tokenize(tf.constant(TEST_SOURCES)).to_list()
+    for i, sentence in enumerate(TEST_SOURCES):
+        real_source = [t for t in source_tokens[i].tolist() if t]
+        assert real_source == expected_source[i]
+        real_target = [t for t in target_tokens[i].tolist() if t]
+        ended = real_target[-1] == b"</s>"
+        assert ended or len(real_target) == 2 * len(real_source) + 10  # else cut at the length limit
+        translation = beam["translations"].numpy()[i, 0]
+        words = real_target[:-1] if ended else real_target
+        assert b"".join(words).replace("▁".encode(), b" ").strip() == translation
+        rows = attention[i, : len(real_target), : len(real_source)]
+        np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-5)
+        assert np.all(attention[i, len(real_target) :] == 0) and np.all(attention[i, :, len(real_source) :] == 0)
+
+
+def test_score_equals_beam_log_probs(loaded):
+    beam = loaded.signatures["beam_search"](
+        source=tf.constant(TEST_SOURCES),
+        beam_width=tf.constant(4),
+        num_hypotheses=tf.constant(2),
+        length_penalty=tf.constant(0.6),
+    )
+    sources = np.repeat(np.array(TEST_SOURCES, dtype=object), 2)
+    targets = beam["translations"].numpy().reshape(-1)
+    scored = loaded.signatures["score"](source=tf.constant(sources), target=tf.constant(targets))["log_prob"]
+    np.testing.assert_allclose(scored.numpy(), beam["log_probs"].numpy().reshape(-1), rtol=1e-4, atol=1e-4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="as many targets as sources"):
+        loaded.signatures["score"](source=tf.constant(["a", "b"]), target=tf.constant(["a"]))
+
+
+def test_a_sentence_translates_the_same_alone_and_in_any_batch(loaded):
+    batch = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))
+    reordered = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES[::-1]))
+    assert as_str(reordered["translation"]) == as_str(batch["translation"])[::-1]
+    for i, sentence in enumerate(TEST_SOURCES):
+        alone = loaded.signatures["serving_default"](source=tf.constant([sentence]))
+        assert as_str(alone["translation"]) == as_str(batch["translation"][i : i + 1])
+        np.testing.assert_allclose(alone["score"].numpy(), batch["score"].numpy()[i : i + 1], rtol=1e-5, atol=1e-5)
+
+
+def test_beam_width_and_num_hypotheses_are_clamped(loaded):
+    def run(beam_width, num_hypotheses, length_penalty=0.6):
+        return loaded.signatures["beam_search"](
+            source=tf.constant(TEST_SOURCES[:2]),
+            beam_width=tf.constant(beam_width),
+            num_hypotheses=tf.constant(num_hypotheses),
+            length_penalty=tf.constant(length_penalty, tf.float32),
+        )
+
+    assert run(0, 0)["translations"].shape == (2, 1)  # beam 1, one hypothesis
+    assert run(2, 5)["translations"].shape == (2, 2)  # no more hypotheses than beams
+    assert run(10_000, 70)["translations"].shape == (2, 64)  # beam clamped to max_beam_width
+    default = run(3, 1, 0.6)
+    nan_penalty = run(3, 1, float("nan"))  # falls back to the export's length penalty
+    assert as_str(nan_penalty["translations"]) == as_str(default["translations"])
+
+
+def test_loads_and_answers_without_zoo_keras_or_tensorflow_text(export_path, loaded):
+    code = (
+        "import sys\n"
+        "for name in ('zoo', 'keras', 'tensorflow_text'):\n"
+        "    sys.modules[name] = None  # any import of them now raises ImportError\n"
+        "import tensorflow as tf\n"
+        "for name in ('zoo', 'keras', 'tensorflow_text'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise SystemExit(name + ' is importable')\n"
+        "m = tf.saved_model.load(sys.argv[1])\n"
+        "out = m.signatures['serving_default'](source=tf.constant(sys.argv[2:]))\n"
+        "print('\\t'.join(t.decode() for t in out['translation'].numpy()))\n"
+    )
+    result = run_python(code, export_path, *TEST_SOURCES)
+    assert result.returncode == 0, result.stderr[-3000:]
+    expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))["translation"]
+    assert result.stdout.rstrip("\n").split("\t") == as_str(expected)
+
+
+@pytest.mark.slow
+def test_saved_model_cli_runs_every_signature(export_path):
+    """The session-based loader of TF Serving (`saved_model_cli run`) answers every signature."""
+    command = shutil.which("saved_model_cli")
+    command = [command] if command else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
+    # saved_model_cli evaluates --input_exprs as Python literals only (no numpy calls).
+    runs = {
+        "serving_default": ("source=[b'3 mars 2021', b'']", ["translation", "score"]),
+        "greedy": ("source=[b'7 mai']", ["translation", "score"]),
+        "beam_search": (
+            "source=[b'3 mars 2021', b'7 mai'];beam_width=3;num_hypotheses=2;length_penalty=0.6",
+            ["translations", "scores", "log_probs", "attention", "source_tokens", "target_tokens"],
+        ),
+        "score": ("source=[b'7 mai'];target=[b'2000-05-07']", ["log_prob"]),
+    }
+    processes = {
+        name: subprocess.Popen(
+            command
+            + ["run", "--dir", export_path, "--tag_set", "serve", "--signature_def", name, "--input_exprs", exprs],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, (exprs, _) in runs.items()
+    }
+    for name, process in processes.items():
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, f"{name}: {stderr[-3000:]}"
+        for key in runs[name][1]:
+            assert f"Result for output key {key}:" in stdout, f"{name}: {stdout[-2000:]}"
+
+
+def test_versions_increment_and_an_interrupted_export_leaves_nothing(parts, tmp_path, monkeypatch):
+    model, source_tokenizer, target_tokenizer = parts
+    base = str(tmp_path / "base")
+    os.makedirs(os.path.join(base, "7"))  # not a SavedModel: ignored when numbering
+    os.makedirs(os.path.join(base, "2"))
+    open(os.path.join(base, "2", "saved_model.pb"), "wb").close()
+    assert existing_versions(base) == [2]
+
+    def interrupted(module, path, signatures=None):
+        os.makedirs(os.path.join(path, "variables"))
+        open(os.path.join(path, "saved_model.pb"), "wb").close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(saved_model_lib.tf.saved_model, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export_saved_model(model, source_tokenizer, target_tokenizer, base, max_source_length=8)
+    assert sorted(os.listdir(base)) == ["2", "7"]
+    monkeypatch.undo()
+
+    with pytest.raises(FileExistsError, match="exists"):
+        export_saved_model(model, source_tokenizer, target_tokenizer, base, version=7)
+    path = export_saved_model(model, source_tokenizer, target_tokenizer, base, max_source_length=8)
+    assert path == os.path.join(base, "3")
+    assert sorted(os.listdir(base)) == ["2", "3", "7"]
+
+
+def test_translator_rejects_a_tokenizer_that_does_not_fit_the_model(parts):
+    model, source_tokenizer, target_tokenizer = parts
+    with pytest.raises(ValueError, match="target tokenizer has .* tokens but the model expects"):
+        saved_model_lib.Translator(model, source_tokenizer, source_tokenizer)
+    with pytest.raises(ValueError, match="beam_width must be"):
+        saved_model_lib.Translator(model, source_tokenizer, target_tokenizer, beam_width=0)
+
+
+def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
+    model, source_tokenizer, target_tokenizer = parts
+    config = {"model": {"name": "bahdanau"}, "max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH,
+              "length_penalty": LENGTH_PENALTY}
+    workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, config)
+    restored, source_back, target_back, config_back = load_workdir(workdir)
+    assert source_back.vocab == source_tokenizer.vocab and target_back.vocab == target_tokenizer.vocab
+    assert config_back.model.name == "bahdanau"
+    for a, b in zip(restored.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+    path = export_workdir(workdir)
+    assert path == os.path.join(workdir, "export", "1")
+    with open(os.path.join(path, "assets.extra", "zoo_export.json"), encoding="utf-8") as f:
+        settings = json.load(f)
+    assert (settings["beam_width"], settings["max_source_length"]) == (BEAM_WIDTH, MAX_SOURCE_LENGTH)
+    again = tf.saved_model.load(path).signatures["serving_default"](source=tf.constant(TEST_SOURCES))
+    expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))
+    assert as_str(again["translation"]) == as_str(expected["translation"])
+
+    with pytest.raises(FileNotFoundError, match="best.keras"):
+        load_workdir(str(tmp_path))
+
+
+def test_max_source_length_truncates_inside_the_graph(parts, tmp_path):
+    path = export_saved_model(*parts, str(tmp_path), max_source_length=6)
+    loaded = tf.saved_model.load(path)
+    long_text = "le 4 avril 1999"
+    beam = loaded.signatures["beam_search"](
+        source=tf.constant([long_text]), beam_width=tf.constant(2), num_hypotheses=tf.constant(1),
+        length_penalty=tf.constant(0.6),
+    )
+    assert as_str(beam["source_tokens"]) == ["l", "e", "▁", "4", "▁", "a"]
+    cut = loaded.signatures["serving_default"](source=tf.constant([long_text, "le 4 a"]))
+    assert as_str(cut["translation"])[0] == as_str(cut["translation"])[1]  # the first 6 characters
+    np.testing.assert_allclose(cut["score"][0], cut["score"][1], rtol=1e-5)
