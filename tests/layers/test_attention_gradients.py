@@ -11,7 +11,13 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.layers import AdditiveAttention, ConcatAttention, DotAttention, GeneralAttention, ReducedRankAttention
+from zoo.layers import (
+    AdditiveAttention,
+    ConcatAttention,
+    DotAttention,
+    GeneralAttention,
+    ReducedRankAttention,
+)
 
 B, TQ, TV, DQ, DV = 3, 2, 5, 3, 4
 LENGTHS = (5, 3, 0)
@@ -52,7 +58,8 @@ def backend_gradients(loss_fn, params):
 def tanh_is_float64():
     # Keras' type promotion maps float64 to float32 on JAX, so there `ops.tanh` of a
     # float64 tensor is only float32-accurate; matmul and softmax keep float64.
-    return keras.backend.standardize_dtype(keras.ops.tanh(keras.ops.ones((1,), "float64")).dtype) == "float64"
+    tanh = keras.ops.tanh(keras.ops.ones((1,), "float64"))
+    return keras.backend.standardize_dtype(tanh.dtype) == "float64"
 
 
 def central_differences(loss_fn, params, epsilon):

@@ -123,7 +123,8 @@ def randomize_weights(layer, seed=1):
 def reference_outputs(reference, weights, query, value, mask):
     s = query.astype("float64")
     s3 = s[:, None, :] if s.ndim == 2 else s
-    att, context = masked_softmax_and_context(reference(s3, value.astype("float64"), weights), value, mask)
+    scores = reference(s3, value.astype("float64"), weights)
+    att, context = masked_softmax_and_context(scores, value, mask)
     if s.ndim == 2:
         return context[:, 0], att[:, 0]
     return context, att
@@ -203,14 +204,18 @@ def test_single_step_equals_one_row_of_all_steps(cls, kwargs, dq, reference, wei
     all_context, all_att = layer(query, value, mask=mask)
     for t in range(TQ):
         context, att = layer(query[:, t], value, mask=mask)
-        np.testing.assert_allclose(ops.convert_to_numpy(context), ops.convert_to_numpy(all_context)[:, t], atol=1e-6)
-        np.testing.assert_allclose(ops.convert_to_numpy(att), ops.convert_to_numpy(all_att)[:, t], atol=1e-6)
+        for one, every in ((context, all_context), (att, all_att)):
+            np.testing.assert_allclose(
+                ops.convert_to_numpy(one), ops.convert_to_numpy(every)[:, t], atol=1e-6
+            )
 
 
 # -- precomputed keys --------------------------------------------------------------
 @variants
 @pytest.mark.parametrize("policy", POLICIES)
-def test_precomputed_keys_give_the_same_outputs(cls, kwargs, dq, reference, weight_names, key_dim, policy):
+def test_precomputed_keys_give_the_same_outputs(
+    cls, kwargs, dq, reference, weight_names, key_dim, policy
+):
     query, value, mask = make_inputs(dq, 2)
     layer = cls(**kwargs, dtype=policy)
     plain = layer(query, value, mask=mask)
@@ -374,7 +379,8 @@ def test_rank_must_be_a_positive_integer(rank):
 @pytest.mark.parametrize("cls", [ConcatAttention, AdditiveAttention], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("units", [0, -1, 1.5, None])
 def test_units_must_be_a_positive_integer(cls, units):
-    with pytest.raises(ValueError, match=rf"`units` must be a positive integer, received units={units!r}"):
+    expected = rf"`units` must be a positive integer, received units={units!r}"
+    with pytest.raises(ValueError, match=expected):
         cls(units=units)
 
 
@@ -385,7 +391,9 @@ def test_dropout_must_be_a_rate(dropout):
 
 
 def test_query_and_value_ranks_are_checked():
-    with pytest.raises(ValueError, match=r"query must have shape \(B, Dq\) or \(B, Tq, Dq\), received shape \(2, 1, 3, 4\)"):
+    expected = r"query must have shape \(B, Dq\) or \(B, Tq, Dq\), received shape \(2, 1, 3, 4\)"
+    with pytest.raises(ValueError, match=expected):
         GeneralAttention()(np.ones((2, 1, 3, 4), "float32"), np.ones((2, 3, 4), "float32"))
-    with pytest.raises(ValueError, match=r"value must have shape \(B, Tv, Dv\), received shape \(2, 4\)"):
+    expected = r"value must have shape \(B, Tv, Dv\), received shape \(2, 4\)"
+    with pytest.raises(ValueError, match=expected):
         GeneralAttention()(np.ones((2, 4), "float32"), np.ones((2, 4), "float32"))
