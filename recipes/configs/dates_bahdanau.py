@@ -19,10 +19,12 @@ def get_config():
     config.attention_units = 64  # additive score hidden size
     config.output_units = 64  # maxout output size
     config.dropout = 0.0  # 20k fresh pairs do not overfit in a few epochs
-    config.batch_size = 64  # small batches: more updates per CPU second
-    config.num_epochs = 5  # ~95%+ exact match after 3-4 epochs
-    config.learning_rate = 3e-3  # high peak: short run
-    config.warmup_steps = 100  # then inverse square root decay
+    config.batch_size = 128  # a step costs about the same at 64 or 128 on CPU: take the bigger batch
+    config.num_epochs = 5  # ~95% exact match after 3-4 epochs (158 steps each)
+    config.learning_rate = 5e-3  # high peak: a short run
+    config.lr_schedule = "exponential"  # a high rate makes late epochs unstable: halve it every 300 steps
+    config.warmup_steps = 100  # linear warmup before the decay
+    config.decay_steps = 300  # steps per halving (decay_rate 0.5)
     config.bleu_tokenize = "char"  # YYYY-MM-DD is one 13a word: score characters instead
     config.final_beam_width = 3  # a small beam for the final dev score
     config.early_stopping_patience = 2  # evaluations without BLEU progress

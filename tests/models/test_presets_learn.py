@@ -17,6 +17,7 @@ def dates_data(tmp_path_factory):
     return pairs, tokenizers
 
 
+@pytest.mark.slow  # tracing a training step takes ~10 s per model on 2 cores
 @pytest.mark.parametrize("preset", zoo.models.presets())
 def test_preset_learns_dates(preset, dates_data):
     pairs, (source_tokenizer, target_tokenizer) = dates_data

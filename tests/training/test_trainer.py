@@ -84,6 +84,7 @@ def test_train_steps_and_a_changed_model_are_handled(tmp_path):
         train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_where_its_checkpoint_left_off(tmp_path):
     workdir = str(tmp_path / "run")
     flags = ["--workdir", workdir, *tiny_flags(export=False, final_beam_width=1)]
@@ -120,26 +121,29 @@ def test_killed_run_resumes_where_its_checkpoint_left_off(tmp_path):
     assert [h["step"] for h in results["evaluations"]] == [step + 5]
 
 
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (["--recipe", "nope"], r"unknown recipe 'nope'; expected one of \[.*'dates_bahdanau'.*'text'"),
-        (["--model", "transformer"], r"Unknown model preset 'transformer'; expected one of \[.*'rnnenc'"),
-        (["--recipe", "text", "--train_tsv", "/no/such.tsv"], r"/no/such.tsv"),
-        (["--recipe", "text", "--train_tsv", "{malformed}"], r"malformed\.tsv"),
-        (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),
-    ],
-    ids=["unknown-recipe", "unknown-preset", "missing-tsv", "malformed-tsv", "empty-tsv"],
-)
-def test_bad_input_exits_with_one_clear_line(tmp_path, args, message):
+BAD_INPUTS = {
+    "unknown-recipe": (["--recipe", "nope"], r"unknown recipe 'nope'; expected one of \[.*'dates_bahdanau'.*'text'"),
+    "unknown-preset": (["--model", "transformer"], r"Unknown model preset 'transformer'; expected one of \[.*'rnnenc'"),
+    "missing-tsv": (["--recipe", "text", "--train_tsv", "/no/such.tsv"], r"/no/such\.tsv"),
+    "malformed-tsv": (["--recipe", "text", "--train_tsv", "{malformed}"], r"malformed\.tsv:2"),
+    "empty-tsv": (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),
+    "dates-with-dev-only": (["--dev_tsv", "{malformed}"], r"--dev_tsv needs --train_tsv"),
+}
+
+
+def test_bad_input_exits_with_one_clear_line(tmp_path):
     malformed = tmp_path / "malformed.tsv"
     malformed.write_text("one\tun\nno tab here\nalso no tab\nthree\ttrois\n", encoding="utf-8")
     empty = tmp_path / "empty.tsv"
     empty.write_text("", encoding="utf-8")
-    args = [a.format(malformed=malformed, empty=empty) for a in args]
-    process = zoo_train("--workdir", str(tmp_path / "run"), *args)
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 2, (out, err)
-    lines = [line for line in err.splitlines() if line.startswith("zoo-train: error:")]
-    assert len(lines) == 1 and re.search(message, lines[0]), err
-    assert "Traceback" not in err
+    # All at once: each process spends its time importing TensorFlow.
+    processes = {
+        name: zoo_train("--workdir", str(tmp_path / name), *[a.format(malformed=malformed, empty=empty) for a in args])
+        for name, (args, _) in BAD_INPUTS.items()
+    }
+    for name, process in processes.items():
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 2, (name, out, err)
+        lines = [line for line in err.splitlines() if line.startswith("zoo-train: error:")]
+        assert len(lines) == 1 and re.search(BAD_INPUTS[name][1], lines[0]), (name, err)
+        assert "Traceback" not in err, (name, err)
