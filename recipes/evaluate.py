@@ -7,7 +7,10 @@ The JSON holds sacreBLEU `bleu` and `chrf` with their signatures, `exact_match`,
 """
 
 import json
+import os
 import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARNING lines are noise here
 
 from absl import app, flags, logging
 

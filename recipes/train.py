@@ -5,7 +5,10 @@
         --max_train_minutes 20 --config.batch_size=32
 """
 
+import os
 import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARNING lines are noise here
 
 from absl import app, flags, logging
 from ml_collections import config_flags

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from recipes import load_config
-from zoo.training import train_and_evaluate
+from zoo.data import dates_splits, write_tsv
+from zoo.training import evaluate_model, train_and_evaluate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -69,6 +70,13 @@ def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
     if results["export_path"]:  # zoo.export present: a TF Serving version directory
         assert os.path.isfile(os.path.join(results["export_path"], "saved_model.pb"))
         assert os.path.dirname(results["export_path"]) == os.path.join(workdir, "export")
+
+    # zoo-eval's library function scores the export (or the workdir) on a TSV file.
+    dev_tsv = write_tsv(str(tmp_path / "dev.tsv"), dates_splits(seed=0, train=1, dev=24, test=1)["dev"])
+    evaluated = evaluate_model(workdir, dev_tsv, beam_width=1)
+    assert evaluated["sentences"] == 24 and evaluated["sentences_per_second"] > 0
+    assert "tok:char" in evaluated["bleu_signature"]  # the recipe's BLEU tokenizer, from config.json
+    assert 0 <= evaluated["bleu"] <= 100 and 0 <= evaluated["exact_match"] <= 1
 
     # Running the finished recipe again trains nothing and reports the same model.
     again = train_and_evaluate(tiny_config(num_epochs=3, export=False), workdir, print_fn=lambda line: None)
