@@ -134,10 +134,11 @@ def beam_search(
         top_is_end = tf.equal(top_token, EOS_ID)
         covered = coverage + attention  # (B, K, S)
 
-        # End-token extensions among the K best finish.
-        end_log_probs = tf.where(top_is_end[:, :beam], top_log_probs[:, :beam], NEG_INF)  # (B, K)
-        end_parent = top_parent[:, :beam]
-        end_scores = score(end_log_probs, length, tf.gather(covered, end_parent, batch_dims=1))
+        # End-token extensions among the K best finish. (A mask, not a slice [:, :K]: XLA only
+        # turns top_k back into its fast TopK kernel when nothing slices the result further.)
+        among_best = tf.range(2 * beam) < beam
+        end_log_probs = tf.where(top_is_end & among_best, top_log_probs, NEG_INF)  # (B, 2K)
+        end_scores = score(end_log_probs, length, tf.gather(covered, top_parent, batch_dims=1))
 
         # The K best other extensions stay live (there are at most K end tokens in the 2K).
         live_log_probs, keep = tf.math.top_k(tf.where(top_is_end, NEG_INF, top_log_probs), k=beam)
@@ -153,7 +154,6 @@ def beam_search(
         # Merge into the finished set; a sentence that is done no longer changes.
         fin_scores, fin_log_probs, fin_end, fin_token, fin_parent = finished
         frozen = tf.expand_dims(done, 1)
-        steps = tf.fill(tf.shape(parent), t)
         candidate_scores = tf.concat(
             [
                 fin_scores,
@@ -161,7 +161,7 @@ def beam_search(
                 tf.where(frozen | ~tf.expand_dims(at_limit, 1), NEG_INF, cut_scores),
             ],
             axis=1,
-        )  # (B, N + 2K); kept ones first so that they win ties
+        )  # (B, N + 3K); kept ones first so that they win ties
         fin_scores, pick = tf.math.top_k(candidate_scores, k=hypotheses)
 
         def pick_from(kept, from_end, from_cut):
@@ -170,9 +170,9 @@ def beam_search(
         finished = (
             fin_scores,
             pick_from(fin_log_probs, end_log_probs, live_log_probs),
-            pick_from(fin_end, steps, steps),
-            pick_from(fin_token, tf.fill(tf.shape(parent), EOS_ID), tokens),
-            pick_from(fin_parent, end_parent, parent),
+            pick_from(fin_end, tf.fill(tf.shape(top_parent), t), tf.fill(tf.shape(parent), t)),
+            pick_from(fin_token, tf.fill(tf.shape(top_parent), EOS_ID), tokens),
+            pick_from(fin_parent, top_parent, parent),
         )
 
         token_history, parent_history, attention_history = history
