@@ -73,7 +73,7 @@ def load_translate_fn(path, beam_width=None):
     """
     kind, path = resolve_model(path)
     if kind == "saved_model":
-        loaded = tf.saved_model.load(path)
+        loaded = owner = tf.saved_model.load(path)
         settings_path = os.path.join(path, "assets.extra", SETTINGS_FILE)
         settings = {}
         if os.path.isfile(settings_path):
@@ -86,7 +86,7 @@ def load_translate_fn(path, beam_width=None):
         from zoo.export.saved_model import Translator, load_workdir, translator_settings
 
         model, source_tokenizer, target_tokenizer, config = load_workdir(path)
-        translator = Translator(model, source_tokenizer, target_tokenizer, **translator_settings(config))
+        translator = owner = Translator(model, source_tokenizer, target_tokenizer, **translator_settings(config))
         settings = translator.settings()
         default = translator.serving_default
         beam = translator.beam_search
@@ -109,6 +109,8 @@ def load_translate_fn(path, beam_width=None):
             )
             return outputs["translations"][:, 0].numpy().tolist()
         description = f"{path}: beam_search (beam width {beam_width}, length penalty {length_penalty})"
+    # The functions hold their module weakly: keep it alive as long as `translate` lives.
+    translate.module = owner
     return translate, description
 
 

@@ -1,0 +1,144 @@
+"""zoo-translate and zoo-export: streaming, batching, line order, workdirs, clear errors."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import tensorflow as tf
+
+from conftest import BEAM_WIDTH, MAX_SOURCE_LENGTH, REPO_ROOT, TEST_SOURCES, as_str, write_workdir
+from zoo.export.translation import load_translate_fn, read_line_windows, resolve_model, translate_stream
+
+INPUT_LINES = ["3 mars 2021", "", "7 mai", "   ", "le 4 avril 1999", "2 2", "31/12/1987", "", "12/05/2020"]
+
+
+def cli(module, *flags, stdin=""):
+    return subprocess.run(
+        [sys.executable, "-m", module, *flags],
+        cwd=REPO_ROOT,
+        input=stdin.encode("utf-8"),
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def expected_lines(loaded, lines, beam_width=None):
+    """What the export answers line by line (blank lines stay empty)."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            out.append("")
+        elif beam_width is None:
+            out.append(as_str(loaded.signatures["serving_default"](source=tf.constant([line]))["translation"])[0])
+        else:
+            beam = loaded.signatures["beam_search"](
+                source=tf.constant([line]), beam_width=tf.constant(beam_width),
+                num_hypotheses=tf.constant(1), length_penalty=tf.constant(0.6),
+            )
+            out.append(as_str(beam["translations"])[0])
+    return out
+
+
+def test_read_line_windows_splits_lines_and_keeps_the_last_one_without_newline():
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"a\r\nb\n\nc")
+    os.close(write_fd)
+    assert [line for window in read_line_windows(read_fd, 2) for line in window] == [b"a", b"b", b"", b"c"]
+    os.close(read_fd)
+
+
+def test_read_line_windows_yields_a_line_before_the_input_ends():
+    """Interactive use: each line is answered while the writer is still connected."""
+    read_fd, write_fd = os.pipe()
+    windows = read_line_windows(read_fd, 100)
+    os.write(write_fd, b"first\nsec")
+    assert next(windows) == [b"first"]
+    timer = threading.Timer(0.2, lambda: (os.write(write_fd, b"ond\n"), os.close(write_fd)))
+    timer.start()
+    assert next(windows) == [b"second"]
+    assert next(windows, None) is None
+    timer.join()
+    os.close(read_fd)
+
+
+def test_translate_stream_keeps_order_batches_and_skips_blank_lines(tmp_path):
+    calls = []
+
+    def shout(batch):
+        calls.append(list(batch))
+        return [line.upper() for line in batch]
+
+    path = tmp_path / "in.txt"
+    path.write_bytes("\n".join(INPUT_LINES).encode() + b"\n")
+    out = tmp_path / "out.txt"
+    with open(path, "rb") as source, open(out, "wb") as sink:
+        count = translate_stream(shout, source.fileno(), sink, batch_size=2)
+    assert count == len(INPUT_LINES)
+    assert out.read_bytes().decode().split("\n")[:-1] == [line.upper() if line.strip() else "" for line in INPUT_LINES]
+    assert all(1 <= len(batch) <= 2 for batch in calls)
+    assert sorted(line for batch in calls for line in batch) == sorted(l.encode() for l in INPUT_LINES if l.strip())
+    assert all(len(a) <= len(b) for batch in calls for a, b in zip(batch, batch[1:]))  # sorted by length
+
+
+def test_resolve_model_accepts_versions_base_paths_and_workdirs(export_base, export_path, tmp_path):
+    assert resolve_model(export_path) == ("saved_model", export_path)
+    assert resolve_model(export_base) == ("saved_model", export_path)
+    with pytest.raises(FileNotFoundError, match="neither saved_model.pb"):
+        resolve_model(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        resolve_model(str(tmp_path / "missing"))
+
+
+def test_zoo_translate_command_line(export_base, loaded):
+    result = cli("recipes.translate", f"--model={export_base}", "--batch_size=2", "--progress",
+                 stdin="\n".join(INPUT_LINES) + "\n")
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    assert result.stdout.decode("utf-8").split("\n")[:-1] == expected_lines(loaded, INPUT_LINES)
+    assert f"zoo-translate: {len(INPUT_LINES)} lines" in result.stderr.decode()
+
+
+def test_beam_width_flag_uses_the_beam_search_signature(export_path, loaded, tmp_path):
+    translate, description = load_translate_fn(export_path, beam_width=2)
+    assert "beam_search (beam width 2" in description
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(INPUT_LINES), encoding="utf-8")  # no final newline
+    out = tmp_path / "out.txt"
+    with open(path, "rb") as source, open(out, "wb") as sink:
+        translate_stream(translate, source.fileno(), sink, batch_size=3)
+    assert out.read_text(encoding="utf-8").split("\n")[:-1] == expected_lines(loaded, INPUT_LINES, beam_width=2)
+
+
+def test_workdir_is_translated_from_best_keras_then_exported(parts, loaded, tmp_path):
+    model, source_tokenizer, target_tokenizer = parts
+    config = {"max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH, "length_penalty": 0.6}
+    workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, config)
+    assert resolve_model(workdir) == ("workdir", workdir)
+    translate, _ = load_translate_fn(workdir)  # Keras model, no export yet
+    expected = as_str(loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))["translation"])
+    assert as_str(translate([s.encode() for s in TEST_SOURCES])) == expected
+
+    result = cli("recipes.export", f"--workdir={workdir}", "--version=4")
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    export_path = os.path.join(workdir, "export", "4")
+    assert result.stdout.decode().strip() == export_path
+    assert resolve_model(workdir) == ("saved_model", export_path)
+
+    again = cli("recipes.export", f"--workdir={workdir}", "--version=4")
+    assert again.returncode != 0
+    assert b"exists" in again.stderr and b"Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    "module, flags, message",
+    [
+        ("recipes.translate", ["--model=/no/such/dir"], b"is not a directory"),
+        ("recipes.translate", ["--model=/tmp", "--batch_size=0"], b"--batch_size >= 1"),
+        ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),
+    ],
+)
+def test_bad_flags_exit_with_one_clear_message(module, flags, message):
+    result = cli(module, *flags)
+    assert result.returncode != 0
+    assert message in result.stderr and b"Traceback" not in result.stderr
