@@ -9,15 +9,15 @@ def get_config():
     config.dataset = "tsv"  # needs --train_tsv (and --dev_tsv, else 2% of train is held out)
     config.model = "luong_general"  # global attention, general score, input feeding
     config.source_tokenizer = "word"  # words and punctuation
-    config.target_tokenizer = "word"
+    config.target_tokenizer = "word"  # the same on the target side
     config.source_vocab_size = 8000  # the 8000 most frequent words (reserved ids included)
-    config.target_vocab_size = 8000
+    config.target_vocab_size = 8000  # the same on the target side
     config.lowercase = False  # keep case: it is part of the translation
     config.max_source_length = 50  # words; longer sentences are truncated
-    config.max_target_length = 50
+    config.max_target_length = 50  # words, before </s>
     config.embedding_dim = 256  # reference sizes: bi-LSTM 2 x 256, decoder 512
-    config.encoder_units = 256
-    config.decoder_units = 512
+    config.encoder_units = 256  # per direction
+    config.decoder_units = 512  # = 2 x encoder_units, so the dot score would fit too
     config.dropout = 0.2  # real data overfits
     config.batch_size = 64  # sentences per batch
     config.num_epochs = 50  # evaluation intervals; the budget or early stopping ends sooner

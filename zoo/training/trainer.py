@@ -94,7 +94,7 @@ def build_tokenizers(config, train_pairs, vocab_dir):
         ("target", config.target_tokenizer, config.target_vocab_size, 1),
     ):
         path = os.path.join(vocab_dir, side)
-        if os.path.isfile(os.path.join(path, "vocab.txt")):
+        if os.path.isfile(os.path.join(path, "tokenizer.json")):  # written last by `save`
             tokenizer = data.load_tokenizer(path)
         else:
             if kind not in data.tokenizer_types():
@@ -218,12 +218,19 @@ def check_config(config, workdir):
             for field in MODEL_FIELDS + VOCAB_FIELDS + ("dataset", "train_tsv", "dates_seed", "dates_languages")
             if field in config and saved.get(field) != config[field]
         ]
-        if changed and os.path.isdir(os.path.join(workdir, "checkpoints")):
+        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(config.to_dict(), f, indent=2, sort_keys=True)
+    _write_json(path, config.to_dict())
+
+
+def _write_json(path, value):
+    """Writes JSON through a temporary file, so a kill never leaves half a file."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, sort_keys=True)
         f.write("\n")
+    os.replace(temporary, path)
 
 
 def validate_config(config):
@@ -384,11 +391,7 @@ def train_and_evaluate(config, workdir, print_fn=None):
         results["export_error"] = export_error
     results["wall_time_seconds"] = time.monotonic() - wall_start
     results_path = os.path.join(workdir, "results.json")
-    temporary = results_path + ".tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2)
-        f.write("\n")
-    os.replace(temporary, results_path)
+    _write_json(results_path, results)
     log(f"wrote {results_path}, {attention_path}"
         + (f", export {results['export_path']}" if results["export_path"] else "")
         + f" ({results['wall_time_seconds']:.0f}s wall time)")
