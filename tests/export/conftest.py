@@ -1,86 +1,24 @@
-"""Shared fixtures of the export tests: a tiny zoo model, its tokenizers and one export of it.
+"""Session fixtures of the export tests: the tiny model (see export_test_model.py) and one export."""
 
-The model is fitted for a few seconds on six toy date pairs: a randomly initialised tiny model
-answers the same string (often empty) for every input, which would make equality tests weak.
-"""
-
-import json
 import os
-import subprocess
-import sys
 
-import keras
-import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.data import CharTokenizer
-from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
-from zoo.models import build
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MAX_SOURCE_LENGTH = 24
-BEAM_WIDTH = 3
-LENGTH_PENALTY = 0.6
-
-SOURCE_TEXTS = ["3 mars 2021", "le 4 avril 1999", "12/05/2020", "1 janvier 2000", "31 déc. 1987", "7 mai"]
-TARGET_TEXTS = ["2021-03-03", "1999-04-04", "2020-05-12", "2000-01-01", "1987-12-31", "2000-05-07"]
-TEST_SOURCES = ["3 mars 2021", "le 4 avril 1999", "7 mai", "31/12/1987", "2 2"]
-
-
-def tiny_model(source_tokenizer, target_tokenizer, epochs=30, seed=0):
-    """A tiny Bahdanau model fitted for a few seconds on the toy pairs (informative outputs)."""
-    keras.utils.set_random_seed(seed)
-    model = build(
-        "bahdanau",
-        source_tokenizer.vocab_size,
-        target_tokenizer.vocab_size,
-        embedding_dim=8,
-        encoder_units=8,
-        decoder_units=8,
-        attention_units=8,
-        output_units=8,
-        dropout=0.0,
-    )
-    if epochs:
-        source = source_tokenizer.encode(tf.constant(SOURCE_TEXTS)).to_tensor()
-        target = target_tokenizer.encode(tf.constant(TARGET_TEXTS))
-        begin = tf.fill([len(TARGET_TEXTS), 1], BOS_ID)
-        end = tf.fill([len(TARGET_TEXTS), 1], EOS_ID)
-        target_in = tf.concat([begin, target], axis=1).to_tensor()
-        target_out = tf.concat([target, end], axis=1).to_tensor()
-        model.compile(
-            optimizer=keras.optimizers.Adam(0.08),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD_ID),
-            jit_compile=False,  # XLA would spend longer compiling than training
-        )
-        model.fit((source, target_in), target_out, epochs=epochs, batch_size=len(SOURCE_TEXTS), verbose=0)
-    return model
+from export_test_model import build_parts, write_export
 
 
 @pytest.fixture(scope="session")
 def parts():
     """`(model, source_tokenizer, target_tokenizer)`."""
-    source_tokenizer = CharTokenizer.build(SOURCE_TEXTS)
-    target_tokenizer = CharTokenizer.build(TARGET_TEXTS)
-    model = tiny_model(source_tokenizer, target_tokenizer)
-    return model, source_tokenizer, target_tokenizer
+    return build_parts()
 
 
 @pytest.fixture(scope="session")
 def export_base(parts, tmp_path_factory):
     """A model base path holding the tiny model's export as version 1."""
-    from zoo.export import export_saved_model
-
     base = str(tmp_path_factory.mktemp("export"))
-    export_saved_model(
-        *parts,
-        base,
-        beam_width=BEAM_WIDTH,
-        length_penalty=LENGTH_PENALTY,
-        max_source_length=MAX_SOURCE_LENGTH,
-        warmup_sources=TEST_SOURCES[:2],
-    )
+    write_export(base, parts)
     return base
 
 
@@ -93,30 +31,3 @@ def export_path(export_base):
 def loaded(export_path):
     """The export loaded back in this process."""
     return tf.saved_model.load(export_path)
-
-
-def write_workdir(workdir, model, source_tokenizer, target_tokenizer, config):
-    """A minimal zoo-train workdir: best.keras, vocab/source, vocab/target, config.json."""
-    os.makedirs(workdir, exist_ok=True)
-    model.save(os.path.join(workdir, "best.keras"))
-    source_tokenizer.save(os.path.join(workdir, "vocab", "source"))
-    target_tokenizer.save(os.path.join(workdir, "vocab", "target"))
-    with open(os.path.join(workdir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(config, f)
-    return workdir
-
-
-def run_python(code, *args, timeout=240, env=None):
-    """Runs `python -c code args...` from the repository root; returns the CompletedProcess."""
-    return subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
-def as_str(values):
-    return [v.decode("utf-8") for v in np.asarray(values).reshape(-1).tolist()]

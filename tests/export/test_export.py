@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import (
+from export_test_model import (
     BEAM_WIDTH,
     LENGTH_PENALTY,
     MAX_SOURCE_LENGTH,

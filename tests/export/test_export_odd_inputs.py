@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import MAX_SOURCE_LENGTH, TEST_SOURCES, as_str
+from export_test_model import MAX_SOURCE_LENGTH, TEST_SOURCES, as_str
 
 ODD_INPUTS = {
     "empty": "",

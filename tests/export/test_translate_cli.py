@@ -8,7 +8,7 @@ import threading
 import pytest
 import tensorflow as tf
 
-from conftest import BEAM_WIDTH, MAX_SOURCE_LENGTH, REPO_ROOT, TEST_SOURCES, as_str, write_workdir
+from export_test_model import BEAM_WIDTH, MAX_SOURCE_LENGTH, REPO_ROOT, TEST_SOURCES, as_str, write_workdir
 from zoo.export.translation import load_translate_fn, read_line_windows, resolve_model, translate_stream
 
 INPUT_LINES = ["3 mars 2021", "", "7 mai", "   ", "le 4 avril 1999", "2 2", "31/12/1987", "", "12/05/2020"]
