@@ -33,6 +33,8 @@ setup(
         "test": [
             "pytest>=8.0",
             "jax[cpu]>=0.4.30",
+            # Reads the export's warmup records back with TF Serving's own protos (tests, zoo-serve).
+            "tensorflow-serving-api>=2.16",
         ],
     },
     entry_points={
