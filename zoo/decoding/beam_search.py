@@ -3,7 +3,7 @@
 import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
-from zoo.decoding.constraints import decoding_limits, forbid_special_tokens
+from zoo.decoding.constraints import decoding_limits, is_forbidden
 from zoo.decoding.history import relaxed_shape, write_row
 from zoo.decoding.length_penalty import check_length_normalization
 from zoo.decoding.length_penalty import length_penalty as length_penalty_divisor
@@ -120,17 +120,23 @@ def beam_search(
 
     def one_step(t, tokens, state, live_log_probs, coverage, done, history, finished):
         step_log_probs, state, attention = model.step(tokens, state, memory)
-        step_log_probs = forbid_special_tokens(tf.cast(step_log_probs, tf.float32))  # (B, K, V)
+        step_log_probs = tf.cast(step_log_probs, tf.float32)  # (B, K, V)
         attention = tf.cast(attention, tf.float32)  # (B, K, S), rows indexed by the parent beam
         vocab_size = tf.shape(step_log_probs)[2]
         length = t + 1  # tokens in every extension
 
+        # Each beam's 2K + 2 best tokens hold the 2K best allowed extensions overall (PAD and
+        # BOS, never produced, take at most two places): one pass over (B, K, V), no more.
+        per_beam = tf.minimum(2 * beam + 2, vocab_size)
+        beam_log_probs, beam_tokens = tf.math.top_k(step_log_probs, k=per_beam)  # (B, K, 2K + 2)
+        beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
+
         # All extensions have the same length: rank them by raw log-probability.
-        extended = tf.expand_dims(live_log_probs, 2) + step_log_probs  # (B, K, V)
-        flat = tf.reshape(extended, [batch_size, -1])  # (B, K * V)
+        extended = tf.expand_dims(live_log_probs, 2) + beam_log_probs
+        flat = tf.reshape(extended, [batch_size, -1])  # (B, K * (2K + 2)), beam-major
         top_log_probs, top_index = tf.math.top_k(flat, k=2 * beam)  # (B, 2K), ties: lower index first
-        top_parent = top_index // vocab_size
-        top_token = top_index % vocab_size
+        top_parent = top_index // per_beam
+        top_token = tf.gather(tf.reshape(beam_tokens, [batch_size, -1]), top_index, batch_dims=1)
         top_is_end = tf.equal(top_token, EOS_ID)
         covered = coverage + attention  # (B, K, S)
 

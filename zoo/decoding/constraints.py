@@ -55,6 +55,10 @@ def forbid_special_tokens(log_probs):
     Returns:
         float32 `(B, K, V)`.
     """
-    token = tf.range(tf.shape(log_probs)[-1])
-    forbidden = tf.logical_or(tf.equal(token, PAD_ID), tf.equal(token, BOS_ID))
+    forbidden = is_forbidden(tf.range(tf.shape(log_probs)[-1]))
     return tf.where(forbidden, tf.constant(float("-inf"), log_probs.dtype), log_probs)
+
+
+def is_forbidden(token_ids):
+    """bool, same shape as `token_ids`: True for PAD_ID and BOS_ID, which decoders never produce."""
+    return tf.logical_or(tf.equal(token_ids, PAD_ID), tf.equal(token_ids, BOS_ID))
