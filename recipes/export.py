@@ -10,7 +10,7 @@ Prints the path of the new version.
 import os
 import sys
 
-from absl import app, flags
+from absl import app, flags, logging
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
@@ -29,6 +29,7 @@ def main(argv):
         sys.exit(f"zoo-export: --workdir {FLAGS.workdir!r} is not a directory; expected a zoo-train workdir")
     if FLAGS.version is not None and FLAGS.version < 1:
         sys.exit(f"zoo-export: --version must be a positive integer, got {FLAGS.version}")
+    logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines about tracing are noise here
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
     from zoo.export import export_workdir
 

@@ -17,6 +17,7 @@ class TrainingState(tf.Module):
       best_bleu: best dev BLEU so far (-1 before the first evaluation).
       bad_evaluations: evaluations since the last BLEU progress (early stopping).
       finished: 1 once training stopped for good (early stopping, target BLEU, step limit).
+      evaluated: 0 while the last completed epoch still awaits its dev evaluation.
       train_seconds: training time over all runs, dev evaluations excluded.
     """
 
@@ -27,6 +28,7 @@ class TrainingState(tf.Module):
         self.bad_evaluations = tf.Variable(0, dtype=tf.int64, trainable=False, name="bad_evaluations")
         self.finished = tf.Variable(0, dtype=tf.int64, trainable=False, name="finished")
         self.train_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_seconds")
+        self.evaluated = tf.Variable(1, dtype=tf.int64, trainable=False, name="evaluated")
 
 
 def save_model_atomically(model, path):
@@ -52,8 +54,10 @@ class DevEvaluation(keras.callbacks.Callback):
     (so the progress bar and TensorBoard show them), writes them as TensorBoard scalars
     under `logs/dev`, saves the model to `best_path` when BLEU improves, stops training
     after `patience` evaluations without a gain of `min_delta` BLEU or once `target_bleu`
-    is reached, and finally saves the training state with `checkpoint_manager` (after the
-    best model, so a resumed run never has a state newer than its best model).
+    is reached. The training state is saved with `checkpoint_manager` twice: before the
+    evaluation (so that a kill during a long evaluation costs no training) and after it
+    (with the new best BLEU and early-stopping counter). A run resumed from the first of
+    the two calls `evaluate_pending` to do the missing evaluation.
 
     Args:
       evaluate_fn: `() -> zoo.metrics.Scores` on the dev set.
@@ -87,8 +91,19 @@ class DevEvaluation(keras.callbacks.Callback):
         self._epoch_start = time.monotonic()
 
     def on_epoch_end(self, epoch, logs=None):
-        logs = logs if logs is not None else {}
         self.state.train_seconds.assign_add(time.monotonic() - self._epoch_start)
+        self.state.epoch.assign(epoch + 1)
+        self.state.evaluated.assign(0)
+        self.checkpoint_manager.save()
+        self.evaluate(epoch + 1, logs if logs is not None else {})
+
+    def evaluate_pending(self):
+        """Evaluates the last completed epoch if a killed run saved it but did not evaluate it."""
+        if not int(self.state.evaluated.numpy()):
+            self.evaluate(int(self.state.epoch.numpy()), {})
+
+    def evaluate(self, epoch, logs):
+        """Dev scores of the current weights after `epoch` epochs; best model; stop; checkpoint."""
         started = time.monotonic()
         scores = self.evaluate_fn()
         eval_seconds = time.monotonic() - started
@@ -119,13 +134,13 @@ class DevEvaluation(keras.callbacks.Callback):
         if self.stop_reason:
             self.state.finished.assign(1)
             self.model.stop_training = True
-        self.state.epoch.assign(epoch + 1)
-        self.checkpoint_manager.save(checkpoint_number=step)
-        self.history.append(dict(epoch=epoch + 1, step=step, loss=_float(logs.get("loss")),
+        self.state.evaluated.assign(1)
+        self.checkpoint_manager.save()
+        self.history.append(dict(epoch=epoch, step=step, loss=_float(logs.get("loss")),
                                  accuracy=_float(logs.get("accuracy")), eval_seconds=eval_seconds,
                                  **scores.as_dict()))
         self.print_fn(
-            f"epoch {epoch + 1} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
+            f"epoch {epoch} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
             f"exact match {100 * scores.exact_match:.1f}% ({eval_seconds:.1f}s)"
             + (" *best*" if improved else "")
             + (f"; {self.stop_reason}" if self.stop_reason else "")
@@ -177,4 +192,4 @@ class PeriodicCheckpoint(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())
         if self.every_steps and step % self.every_steps == 0:
-            self.checkpoint_manager.save(checkpoint_number=step)
+            self.checkpoint_manager.save()

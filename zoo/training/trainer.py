@@ -331,6 +331,8 @@ def train_and_evaluate(config, workdir, print_fn=None):
     if config.checkpoint_every_steps:
         callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
 
+    dev_eval.set_model(model)
+    dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
             or (config.train_steps and initial_step >= config.train_steps))
     fit_seconds = 0.0
