@@ -84,7 +84,7 @@ def test_signatures_have_the_contract_names_dtypes_and_shapes(loaded):
         assert {k: v.dtype for k, v in function.structured_outputs.items()} == outputs, name
 
 
-def test_warmup_requests_parse_back_with_tf_serving_protos(export_path):
+def test_warmup_requests_parse_back_with_tf_serving_protos(export_path, loaded):
     path = os.path.join(export_path, "assets.extra", "tf_serving_warmup_requests")
     requests = read_warmup_requests(path)
     assert [name for name, _ in requests] == ["serving_default", "serving_default", "greedy", "beam_search", "score"]
@@ -100,7 +100,6 @@ def test_warmup_requests_parse_back_with_tf_serving_protos(export_path):
         for key, value in inputs.items():
             np.testing.assert_array_equal(tf.make_ndarray(request.inputs[key]), value)
     # And every warmup request runs on the export.
-    loaded = tf.saved_model.load(export_path)
     for name, inputs in requests:
         loaded.signatures[name](**{k: tf.constant(v) for k, v in inputs.items()})
 
@@ -240,36 +239,48 @@ def test_loads_and_answers_without_zoo_keras_or_tensorflow_text(export_path, loa
     assert result.stdout.rstrip("\n").split("\t") == as_str(expected)
 
 
-@pytest.mark.slow
-def test_saved_model_cli_runs_every_signature(export_path):
-    """The session-based loader of TF Serving (`saved_model_cli run`) answers every signature."""
+# saved_model_cli evaluates --input_exprs as Python literals only (no numpy calls).
+SESSION_RUNS = {
+    "serving_default": ("source=[b'3 mars 2021', b'']", ["translation", "score"]),
+    "greedy": ("source=[b'7 mai']", ["translation", "score"]),
+    "beam_search": (
+        "source=[b'3 mars 2021', b'7 mai'];beam_width=3;num_hypotheses=2;length_penalty=0.6",
+        ["translations", "scores", "log_probs", "attention", "source_tokens", "target_tokens"],
+    ),
+    "score": ("source=[b'7 mai'];target=[b'2000-05-07']", ["log_prob"]),
+}
+
+
+def test_saved_model_cli_run_answers_beam_search(export_path):
+    """`saved_model_cli run`: TF Serving's session-based loader, from the command line."""
     command = shutil.which("saved_model_cli")
     command = [command] if command else [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli"]
-    # saved_model_cli evaluates --input_exprs as Python literals only (no numpy calls).
-    runs = {
-        "serving_default": ("source=[b'3 mars 2021', b'']", ["translation", "score"]),
-        "greedy": ("source=[b'7 mai']", ["translation", "score"]),
-        "beam_search": (
-            "source=[b'3 mars 2021', b'7 mai'];beam_width=3;num_hypotheses=2;length_penalty=0.6",
-            ["translations", "scores", "log_probs", "attention", "source_tokens", "target_tokens"],
-        ),
-        "score": ("source=[b'7 mai'];target=[b'2000-05-07']", ["log_prob"]),
-    }
-    processes = {
-        name: subprocess.Popen(
-            command
-            + ["run", "--dir", export_path, "--tag_set", "serve", "--signature_def", name, "--input_exprs", exprs],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name, (exprs, _) in runs.items()
-    }
-    for name, process in processes.items():
-        stdout, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, f"{name}: {stderr[-3000:]}"
-        for key in runs[name][1]:
-            assert f"Result for output key {key}:" in stdout, f"{name}: {stdout[-2000:]}"
+    exprs, keys = SESSION_RUNS["beam_search"]
+    result = subprocess.run(
+        command + ["run", "--dir", export_path, "--tag_set", "serve", "--signature_def", "beam_search",
+                   "--input_exprs", exprs],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    for key in keys:
+        assert f"Result for output key {key}:" in result.stdout, result.stdout[-2000:]
+
+
+@pytest.mark.parametrize("signature", sorted(SESSION_RUNS))
+def test_session_loader_answers_every_signature_like_the_tf2_loader(export_path, loaded, signature, tmp_path):
+    """The function `saved_model_cli run` calls (a TF1 Session, as in TF Serving), in this process."""
+    saved_model_cli = pytest.importorskip("tensorflow.python.tools.saved_model_cli")
+    exprs, keys = SESSION_RUNS[signature]
+    inputs = saved_model_cli.load_inputs_from_input_arg_string("", exprs, "")
+    saved_model_cli.run_saved_model_with_feed_dict(export_path, "serve", signature, inputs, str(tmp_path), True)
+    expected = loaded.signatures[signature](**{k: tf.constant(v) for k, v in inputs.items()})
+    assert sorted(keys) == sorted(expected)
+    for key in keys:
+        got = np.load(tmp_path / f"{key}.npy", allow_pickle=True)
+        if got.dtype == object:
+            assert got.tolist() == expected[key].numpy().tolist(), key
+        else:
+            np.testing.assert_allclose(got, expected[key].numpy(), rtol=1e-5, atol=1e-6, err_msg=key)
 
 
 def test_versions_increment_and_an_interrupted_export_leaves_nothing(parts, tmp_path, monkeypatch):
