@@ -40,7 +40,14 @@ def main(argv):
     return 0
 
 
+def _show_in_help():
+    """--help lists the flags of the main module, which is the console script, not this file."""
+    for flag in FLAGS.get_flags_for_module(__name__):
+        FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+
+
 def run():
+    _show_in_help()
     app.run(main)
 
 

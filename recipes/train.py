@@ -62,6 +62,12 @@ def main(argv):
         _fail(str(error))
 
 
+def _show_in_help():
+    """--help lists the flags of the main module, which is the console script, not this file."""
+    for flag in FLAGS.get_flags_for_module(__name__):
+        FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+
+
 def run():
     try:
         config = load_config(_recipe_from_argv(sys.argv))
@@ -69,6 +75,7 @@ def run():
         _fail(str(error))
     config_flags.DEFINE_config_dict("config", config, "the recipe's fields: --config.<field>=<value>")
     flags.mark_flag_as_required("workdir")
+    _show_in_help()
     app.run(main)
 
 
