@@ -160,6 +160,42 @@ def exhaustive_search(model, source_ids, max_length, alpha=0.0, normalization="g
     return sorted(scored, key=lambda item: -item[0])
 
 
+def reference_beam_search(model, source_ids, beam_width, num_hypotheses, max_length, alpha=0.0):
+    """The documented beam search for one sentence, written plainly: every step looks at all
+    K * V extensions (a flat sort), no per-beam pruning, no batching, no early freezing.
+
+    Returns:
+        list of `(score, log_prob, tokens)`, best first.
+    """
+    divisor = lambda t: ((5.0 + t) / 6.0) ** alpha  # noqa: E731
+    memory, state = model.encode(tf.constant(source_ids, tf.int32))
+    live = [((), 0.0)]
+    states = {"h": state["h"][:, None, :]}
+    finished = []
+    for t in range(max_length):
+        tokens = [prefix[-1] if prefix else BOS_ID for prefix, _ in live]
+        log_probs, new_states, _ = model.step(tf.constant([tokens], tf.int32), states, memory)
+        log_probs = log_probs.numpy()[0]
+        extensions = sorted(
+            ((lp + float(log_probs[k, v]), k, v) for k, (_, lp) in enumerate(live)
+             for v in range(log_probs.shape[1]) if v not in (PAD_ID, BOS_ID)),
+            key=lambda item: -item[0],
+        )  # stable: ties keep the lower (beam, token) first
+        for lp, k, v in extensions[:beam_width]:
+            if v == EOS_ID:
+                finished.append((lp / divisor(t + 1), lp, live[k][0] + (v,)))
+        kept = [item for item in extensions if item[2] != EOS_ID][:beam_width]
+        live = [(live[k][0] + (v,), lp) for lp, k, v in kept]
+        states = {"h": tf.gather(new_states["h"], [k for _, k, _ in kept], axis=1)}
+        if t + 1 == max_length:
+            finished.extend((lp / divisor(t + 1), lp, prefix) for prefix, lp in live)
+        finished = sorted(finished, key=lambda item: -item[0])[:num_hypotheses]
+        best_possible = max(lp for _, lp in live) / max(divisor(t + 2), divisor(max_length))
+        if len(finished) == num_hypotheses and best_possible <= finished[-1][0]:
+            break
+    return finished
+
+
 def hypotheses(result, sentence=0):
     """The token tuples of `result` for one sentence, cut at their lengths."""
     ids, lengths = result.ids.numpy()[sentence], result.lengths.numpy()[sentence]

@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from decoding_toy_model import ALLOWED_TOKENS, MarkovModel, ToyModel, exhaustive_search, hypotheses
+from decoding_toy_model import (
+    ALLOWED_TOKENS,
+    MarkovModel,
+    ToyModel,
+    exhaustive_search,
+    hypotheses,
+    reference_beam_search,
+)
 
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding import DecodingResult, beam_search, greedy_search
@@ -69,6 +76,37 @@ def test_narrow_beam_never_beats_exhaustive_and_can_miss_it():
         gaps.append(best - float(found))
     # The test is only meaningful if the toy's search problem is not trivially greedy.
     assert max(gaps) > 1e-3
+
+
+@pytest.mark.parametrize("beam_width, num_hypotheses", [(2, 1), (3, 3), (5, 2)])
+def test_narrow_beam_equals_a_plain_reference_beam_search_on_a_larger_vocabulary(beam_width, num_hypotheses):
+    # V = 40: each beam's top-(K + 3) pruning, the batching and the freezing must all be exact.
+    sentences = [[4, 5, 1, 4], [5], [1, 1, 5, 4, 4, 5, 4]]
+    last_tokens = set()
+    for seed in range(3):
+        model = ToyModel(vocab_size=40, seed=seed, sharpness=1.5, end_bias=3.0)
+        result = beam_search(
+            model, padded(sentences), beam_width=beam_width, num_hypotheses=num_hypotheses,
+            length_penalty=0.6, max_length=8,
+        )
+        for b, sentence in enumerate(sentences):
+            expected = reference_beam_search(model, padded([sentence]), beam_width, num_hypotheses, 8, 0.6)
+            assert hypotheses(result, b) == [tokens for _, _, tokens in expected]
+            np.testing.assert_allclose(result.scores[b], [s for s, _, _ in expected], rtol=1e-5)
+            last_tokens.update(tokens[-1] == EOS_ID for _, _, tokens in expected)
+    assert last_tokens == {True, False}, "cover hypotheses that end and hypotheses cut at max_length"
+
+
+def test_never_produced_and_end_tokens_at_the_top_do_not_crowd_out_live_extensions():
+    # PAD, BOS and the end token are the three most probable tokens: a beam must still find
+    # its K best other extensions below them.
+    model = MarkovModel({2: {0: 0.3, 2: 0.25, EOS_ID: 0.2, 4: 0.1, 5: 0.08}, 4: {EOS_ID: 0.9}, 5: {EOS_ID: 0.9}})
+    source = np.array([[4, 5]], np.int32)
+    result = beam_search(model, source, beam_width=2, num_hypotheses=2, length_penalty=0.0, max_length=4)
+    assert hypotheses(result) == [(EOS_ID,), (4, EOS_ID)]
+    expected = reference_beam_search(model, source, 2, 2, 4)
+    np.testing.assert_allclose(result.log_probs[0], [lp for _, lp, _ in expected], rtol=1e-5)
+    np.testing.assert_allclose(result.log_probs[0], np.log([0.2, 0.1 * 0.9]), rtol=1e-5)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -125,15 +125,17 @@ def beam_search(
         vocab_size = tf.shape(step_log_probs)[2]
         length = t + 1  # tokens in every extension
 
-        # Each beam's 2K + 2 best tokens hold the 2K best allowed extensions overall (PAD and
-        # BOS, never produced, take at most two places): one pass over (B, K, V), no more.
-        per_beam = tf.minimum(2 * beam + 2, vocab_size)
-        beam_log_probs, beam_tokens = tf.math.top_k(step_log_probs, k=per_beam)  # (B, K, 2K + 2)
+        # Only the K best extensions overall and the K best without end token matter below;
+        # each has at most K - 1 better ones plus the end token and the two never-produced
+        # PAD and BOS above it in its own beam, so each beam's K + 3 best tokens hold them
+        # all: one pass over (B, K, V), no more.
+        per_beam = tf.minimum(beam + 3, vocab_size)
+        beam_log_probs, beam_tokens = tf.math.top_k(step_log_probs, k=per_beam)  # (B, K, K + 3)
         beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
 
         # All extensions have the same length: rank them by raw log-probability.
         extended = tf.expand_dims(live_log_probs, 2) + beam_log_probs
-        flat = tf.reshape(extended, [batch_size, -1])  # (B, K * (2K + 2)), beam-major
+        flat = tf.reshape(extended, [batch_size, -1])  # (B, K * (K + 3)), beam-major
         top_log_probs, top_index = tf.math.top_k(flat, k=2 * beam)  # (B, 2K), ties: lower index first
         top_parent = top_index // per_beam
         top_token = tf.gather(tf.reshape(beam_tokens, [batch_size, -1]), top_index, batch_dims=1)
