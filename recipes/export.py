@@ -29,6 +29,9 @@ def main(argv):
         sys.exit(f"zoo-export: --workdir {FLAGS.workdir!r} is not a directory; expected a zoo-train workdir")
     if FLAGS.version is not None and FLAGS.version < 1:
         sys.exit(f"zoo-export: --version must be a positive integer, got {FLAGS.version}")
+    export_dir = FLAGS.export_dir or os.path.join(FLAGS.workdir, "export")
+    if FLAGS.version is not None and os.path.exists(os.path.join(export_dir, str(FLAGS.version))):
+        sys.exit(f"zoo-export: {os.path.join(export_dir, str(FLAGS.version))} exists: choose another --version")
     logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines about tracing are noise here
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
     from zoo.export import export_workdir
@@ -36,7 +39,7 @@ def main(argv):
     try:
         path = export_workdir(
             FLAGS.workdir,
-            FLAGS.export_dir,
+            export_dir,
             FLAGS.version,
             beam_width=FLAGS.beam_width,
             length_penalty=FLAGS.length_penalty,
