@@ -110,19 +110,22 @@ def test_errors_name_what_was_wrong():
         zoo.models.build("bahdanau", 0, 10)
 
 
-@pytest.mark.parametrize("name", ["bahdanau", "luong_general"])
-def test_mixed_bfloat16_keeps_weights_and_lstm_cell_state_in_float32(name):
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        model = tiny(name)
-        logits = model((SOURCE, TARGET_IN))
-        memory, state = model.encode(SOURCE)
-        log_probs, state, attention = model.step(TARGET_IN[:, :1], tuple(ops.expand_dims(s, 1) for s in state), memory)
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
+@pytest.mark.parametrize("name", ["bahdanau", "luong_general", "rnnenc"])
+def test_mixed_bfloat16_model_keeps_weights_and_lstm_cell_state_in_float32(name, tmp_path):
+    model = tiny(name, dtype="mixed_bfloat16")  # the model's policy, not a global one
+    logits = model((SOURCE, TARGET_IN))
+    memory, state = model.encode(SOURCE)
+    log_probs, state, attention = model.step(TARGET_IN[:, :1], tuple(ops.expand_dims(s, 1) for s in state), memory)
     assert all(w.dtype == "float32" for w in model.weights)
     dtype = keras.backend.standardize_dtype
     assert dtype(logits.dtype) == "bfloat16"
     assert dtype(state[1].dtype) == "float32"  # the LSTM cell state c
     assert dtype(log_probs.dtype) == "float32" and dtype(attention.dtype) == "float32"
     assert np.all(np.isfinite(ops.convert_to_numpy(log_probs)))
+    path = os.path.join(tmp_path, "model.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)  # the policy travels with the model
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(ops.cast(logits, "float32")),
+        ops.convert_to_numpy(ops.cast(loaded((SOURCE, TARGET_IN)), "float32")),
+    )

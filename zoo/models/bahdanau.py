@@ -41,12 +41,13 @@ class BahdanauSeq2Seq(Seq2Seq):
 
     def make_decoder(self):
         self.cell = make_cell(
-            self.decoder_cell, self.decoder_units, self.embedding_dim, self.memory_dim, name="decoder_cell"
+            self.decoder_cell, self.decoder_units, self.embedding_dim, self.memory_dim, name="decoder_cell",
+            dtype=self.dtype_policy,
         )
-        self.bridge = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge")
-        self.attention = layers.AdditiveAttention(self.attention_units, name="attention")
-        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output")
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection")
+        self.bridge = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge", dtype=self.dtype_policy)
+        self.attention = layers.AdditiveAttention(self.attention_units, name="attention", dtype=self.dtype_policy)
+        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output", dtype=self.dtype_policy)
+        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
 
     @property
     def decoder_input_cell(self):

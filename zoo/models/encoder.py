@@ -51,7 +51,7 @@ class BidirectionalEncoder(keras.layers.Layer):
         self.num_layers = int(num_layers)
         self.dropout = float(dropout)
         self.supports_masking = True
-        self.dropouts = [keras.layers.Dropout(self.dropout) for _ in range(self.num_layers)]
+        self.dropouts = [keras.layers.Dropout(self.dropout, dtype=self.dtype_policy) for _ in range(self.num_layers)]
 
     def build(self, embedded_shape, mask_shape=None):
         input_dim = int(embedded_shape[-1])
@@ -59,7 +59,7 @@ class BidirectionalEncoder(keras.layers.Layer):
         for i in range(self.num_layers):
             for direction, cells in (("forward", self.forward_cells), ("backward", self.backward_cells)):
                 cell = make_cell(self.cell, self.units, input_dim if i == 0 else 2 * self.units,
-                                 name=f"{direction}_{i}")
+                                 name=f"{direction}_{i}", dtype=self.dtype_policy)
                 cell.build()
                 cells.append(cell)
         self.built = True

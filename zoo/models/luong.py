@@ -8,11 +8,11 @@ from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
 
 ATTENTIONS = {
-    "dot": lambda units, rank: layers.DotAttention(name="attention"),
-    "general": lambda units, rank: layers.GeneralAttention(name="attention"),
-    "concat": lambda units, rank: layers.ConcatAttention(units, name="attention"),
-    "reduced_rank": lambda units, rank: layers.ReducedRankAttention(rank, name="attention"),
-    "additive": lambda units, rank: layers.AdditiveAttention(units, name="attention"),
+    "dot": lambda units, rank, dtype: layers.DotAttention(name="attention", dtype=dtype),
+    "general": lambda units, rank, dtype: layers.GeneralAttention(name="attention", dtype=dtype),
+    "concat": lambda units, rank, dtype: layers.ConcatAttention(units, name="attention", dtype=dtype),
+    "reduced_rank": lambda units, rank, dtype: layers.ReducedRankAttention(rank, name="attention", dtype=dtype),
+    "additive": lambda units, rank, dtype: layers.AdditiveAttention(units, name="attention", dtype=dtype),
 }
 
 
@@ -63,15 +63,15 @@ class LuongSeq2Seq(Seq2Seq):
         feed_dim = units if self.input_feeding else 0
         self.cells = [
             make_cell(self.decoder_cell, units, self.embedding_dim if i == 0 else units,
-                      feed_dim if i == 0 else 0, name=f"decoder_cell_{i}")
+                      feed_dim if i == 0 else 0, name=f"decoder_cell_{i}", dtype=self.dtype_policy)
             for i in range(self.decoder_layers)
         ]
         self.bridges = [
-            keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}") for i in range(self.decoder_layers)
+            keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}", dtype=self.dtype_policy) for i in range(self.decoder_layers)
         ]
-        self.attention = ATTENTIONS[self.attention_type](self.attention_units, self.attention_rank)
-        self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional")
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection")
+        self.attention = ATTENTIONS[self.attention_type](self.attention_units, self.attention_rank, self.dtype_policy)
+        self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional", dtype=self.dtype_policy)
+        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
 
     @property
     def decoder_input_cell(self):

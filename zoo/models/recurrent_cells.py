@@ -128,7 +128,7 @@ class GRUCell(_GatedCell):
 CELLS = {"lstm": LSTMCell, "gru": GRUCell}
 
 
-def make_cell(kind, units, projected_dim, extra_dim=0, name=None):
+def make_cell(kind, units, projected_dim, extra_dim=0, name=None, dtype=None):
     if kind not in CELLS:
         raise ValueError(f"Unknown recurrent cell {kind!r}; expected one of {sorted(CELLS)}.")
-    return CELLS[kind](units, projected_dim, extra_dim, name=name)
+    return CELLS[kind](units, projected_dim, extra_dim, name=name, dtype=dtype)

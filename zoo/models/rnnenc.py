@@ -33,11 +33,13 @@ class RNNEncSeq2Seq(Seq2Seq):
 
     def make_decoder(self):
         units = self.decoder_units
-        self.summary = keras.layers.Dense(units, activation="tanh", name="summary")
-        self.cell = make_cell(self.decoder_cell, units, self.embedding_dim, units, name="decoder_cell")
-        self.bridge = keras.layers.Dense(units, activation="tanh", name="bridge")
-        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output")
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection")
+        self.summary = keras.layers.Dense(units, activation="tanh", name="summary", dtype=self.dtype_policy)
+        self.cell = make_cell(
+            self.decoder_cell, units, self.embedding_dim, units, name="decoder_cell", dtype=self.dtype_policy
+        )
+        self.bridge = keras.layers.Dense(units, activation="tanh", name="bridge", dtype=self.dtype_policy)
+        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output", dtype=self.dtype_policy)
+        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
 
     @property
     def decoder_input_cell(self):

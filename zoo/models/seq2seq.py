@@ -74,13 +74,13 @@ class Seq2Seq(keras.Model):
         self.decoder_units = decoder_units
         self.dropout = float(dropout)
 
-        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding")
-        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding")
+        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding", dtype=self.dtype_policy)
+        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding", dtype=self.dtype_policy)
         self.encoder = BidirectionalEncoder(
-            encoder_cell, encoder_units, encoder_layers, dropout=dropout, name="encoder"
+            encoder_cell, encoder_units, encoder_layers, dropout=dropout, name="encoder", dtype=self.dtype_policy
         )
-        self.embedding_dropout = keras.layers.Dropout(self.dropout)
-        self.output_dropout = keras.layers.Dropout(self.dropout)
+        self.embedding_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.output_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.make_decoder()
 
     # -- hooks -----------------------------------------------------------------
