@@ -37,7 +37,7 @@ class Seq2Seq(keras.Model):
         training: bool.
 
     Returns:
-        logits `(B, T, V)` (teacher forcing).
+        float32 logits `(B, T, V)` (teacher forcing), whatever the compute dtype.
     """
 
     def __init__(
@@ -144,7 +144,8 @@ class Seq2Seq(keras.Model):
 
         _, step_outputs = scan(body, state, ops.transpose(gates, (1, 0, 2)))  # (T, B, D_out)
         step_outputs = ops.transpose(step_outputs, (1, 0, 2))  # (B, T, D_out)
-        return self.output_logits(step_outputs, embedded, training=training)
+        # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.
+        return ops.cast(self.output_logits(step_outputs, embedded, training=training), "float32")
 
     def step(self, token_ids, state, memory):
         """One decoder step for K hypotheses per sentence.

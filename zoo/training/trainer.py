@@ -134,7 +134,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
     """The preset `config.model` with the config's sizes (those the preset takes)."""
     preset = zoo.models.get_preset(config.model)
     overrides = {field: config[field] for field in _PRESET_FIELDS if field in preset.defaults}
-    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, **overrides)
+    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=config.precision, **overrides)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
