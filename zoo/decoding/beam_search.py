@@ -9,6 +9,7 @@ from zoo.decoding.length_penalty import check_length_normalization
 from zoo.decoding.length_penalty import length_penalty as length_penalty_divisor
 from zoo.decoding.length_penalty import ranking_score
 from zoo.decoding.result import DecodingResult
+from zoo.decoding.top_k import blocked_top_k
 
 NEG_INF = float("-inf")
 
@@ -130,7 +131,7 @@ def beam_search(
         # PAD and BOS above it in its own beam, so each beam's K + 3 best tokens hold them
         # all: one pass over (B, K, V), no more.
         per_beam = tf.minimum(beam + 3, vocab_size)
-        beam_log_probs, beam_tokens = tf.math.top_k(step_log_probs, k=per_beam)  # (B, K, K + 3)
+        beam_log_probs, beam_tokens = blocked_top_k(step_log_probs, k=per_beam)  # (B, K, K + 3)
         beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
 
         # All extensions have the same length: rank them by raw log-probability.
