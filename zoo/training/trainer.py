@@ -335,20 +335,17 @@ def train_and_evaluate(config, workdir, print_fn=None):
     dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
             or (config.train_steps and initial_step >= config.train_steps))
-    fit_seconds = 0.0
     if not done:
-        train_seconds_before = float(state.train_seconds.numpy())
         with warnings.catch_warnings():  # Keras warns that fit's shuffle does not apply to a tf.data input
             warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
             model.fit(dataset.repeat(), epochs=config.num_epochs, initial_epoch=initial_epoch,
                       steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=config.verbose)
-        fit_seconds = float(state.train_seconds.numpy()) - train_seconds_before
         for reason in (limits.stop_reason, dev_eval.stop_reason):
             if reason:
                 log(f"stopped: {reason}")
     else:
         log("training already finished in this workdir; evaluating the best model")
-    steps_run = int(model.optimizer.iterations.numpy()) - initial_step
+    total_steps, train_seconds = int(model.optimizer.iterations.numpy()), float(state.train_seconds.numpy())
 
     # The final evaluation uses the best model, with beam search.
     best_path = os.path.join(workdir, "best.keras")
@@ -376,8 +373,9 @@ def train_and_evaluate(config, workdir, print_fn=None):
         "dev_sentences": scores.sentences,
         "beam_width": config.final_beam_width,
         "params": int(model.count_params()),
-        # Mean real tokens per batch of a full pass times the steps run, over training time.
-        "train_tokens_per_second": (steps_run * tokens_per_pass / batches / fit_seconds) if fit_seconds else None,
+        # Mean real tokens per batch of a full pass times the steps, over the training time
+        # (dev evaluations excluded) of all runs of this workdir.
+        "train_tokens_per_second": (total_steps * tokens_per_pass / batches / train_seconds) if train_seconds else None,
         "train_seconds": float(state.train_seconds.numpy()),
         "wall_time_seconds": None,
         "train_steps": int(model.optimizer.iterations.numpy()),
