@@ -26,6 +26,7 @@ flags.DEFINE_string("model", None, "preset overriding the recipe's")
 flags.DEFINE_integer("batch_size", None, "sentences per batch (default: the recipe's)")
 flags.DEFINE_integer("steps", 100, "timed training steps")
 flags.DEFINE_integer("warmup_steps", 5, "untimed steps first (tracing)")
+flags.DEFINE_list("precision", ["float32", "mixed_bfloat16"], "compute policies timed one after the other")
 
 
 def main(argv):
@@ -42,23 +43,32 @@ def main(argv):
         config.batch_size = FLAGS.batch_size
     pairs = trainer.load_data(config)["train"]
     source_tokenizer, target_tokenizer = trainer.build_tokenizers(config, pairs, tempfile.mkdtemp())
-    model = trainer.compile_model(
-        trainer.build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config
-    )
     dataset = trainer.make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed=0).repeat()
-    model.fit(dataset.take(FLAGS.warmup_steps), verbose=0)
+    warmup = list(dataset.take(FLAGS.warmup_steps))
     timed = list(dataset.skip(FLAGS.warmup_steps).take(FLAGS.steps))  # the exact batches trained on below
     tokens = sum(int(tf.math.count_nonzero(x)) + int(tf.math.count_nonzero(y)) for (x, _), y in timed)
-    started = time.perf_counter()
-    model.fit(tf.data.Dataset.from_generator(lambda: iter(timed), output_signature=dataset.element_spec),
-              verbose=0)
-    seconds = time.perf_counter() - started
+    spec = dataset.element_spec
+    results = {}
+    for precision in FLAGS.precision:
+        config.precision = precision
+        model = trainer.compile_model(
+            trainer.build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config
+        )
+        model.fit(tf.data.Dataset.from_generator(lambda: iter(warmup), output_signature=spec), verbose=0)
+        started = time.perf_counter()
+        history = model.fit(tf.data.Dataset.from_generator(lambda: iter(timed), output_signature=spec), verbose=0)
+        seconds = time.perf_counter() - started
+        results[precision] = {
+            "seconds": seconds, "steps_per_second": FLAGS.steps / seconds,
+            "train_tokens_per_second": tokens / seconds, "loss": float(history.history["loss"][-1]),
+        }
     print(json.dumps({
         "recipe": config.recipe, "preset": config.model, "params": int(model.count_params()),
-        "batch_size": config.batch_size, "steps": FLAGS.steps, "seconds": seconds,
-        "steps_per_second": FLAGS.steps / seconds, "train_tokens_per_second": tokens / seconds,
+        "batch_size": config.batch_size, "steps": FLAGS.steps, "tokens_per_step": tokens / FLAGS.steps,
         "train_pairs": len(pairs), "device": tf.config.list_logical_devices()[-1].device_type,
-    }))
+        "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "precision": results,
+        "speedup_of_last_over_first": results[FLAGS.precision[0]]["seconds"] / seconds,
+    }, indent=1))
 
 
 if __name__ == "__main__":

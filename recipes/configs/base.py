@@ -41,7 +41,7 @@ def get_config():
     config.attention_rank = 64  # rank of the reduced_rank score (ignored by others)
     config.output_units = 256  # maxout output size of bahdanau/rnnenc (ignored by luong_*)
     config.dropout = 0.2  # dropout on embeddings, between layers and before the output
-    config.precision = "float32"  # compute dtype policy: "float32" or "mixed_bfloat16" (weights stay float32)
+    config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (bf16 where native)
 
     # -- optimization ---------------------------------------------------------------------
     config.batch_size = 64  # sentences per batch (length-bucketed)

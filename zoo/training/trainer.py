@@ -27,6 +27,7 @@ from zoo.data.pipeline import make_dataset
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import plotting
 from zoo.training.evaluation import Translator, evaluate
+from zoo.training.precision import resolve_precision
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
 # with other values cannot be resumed.
@@ -134,7 +135,8 @@ def build_model(config, source_vocab_size, target_vocab_size):
     """The preset `config.model` with the config's sizes (those the preset takes)."""
     preset = zoo.models.get_preset(config.model)
     overrides = {field: config[field] for field in _PRESET_FIELDS if field in preset.defaults}
-    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=config.precision, **overrides)
+    dtype = resolve_precision(config.precision)
+    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -236,6 +238,7 @@ def _write_json(path, value):
 def validate_config(config):
     """Fails early, before any data is read, on values that cannot work."""
     zoo.models.get_preset(config.model)  # names the valid presets
+    resolve_precision(config.precision)  # names the valid policies
     if config.bleu_tokenize not in metrics.BLEU_TOKENIZERS:
         raise ValueError(f"unknown bleu_tokenize {config.bleu_tokenize!r}; expected one of {list(metrics.BLEU_TOKENIZERS)}")
     for field in ("batch_size", "num_epochs"):

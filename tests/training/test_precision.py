@@ -1,0 +1,23 @@
+"""The precision field: explicit policies pass through, auto follows the hardware."""
+
+import pytest
+
+from zoo.training import precision
+
+
+def test_explicit_policies_pass_through_and_unknown_ones_are_named():
+    assert precision.resolve_precision("float32") == "float32"
+    assert precision.resolve_precision("mixed_bfloat16") == "mixed_bfloat16"
+    with pytest.raises(ValueError, match="unknown precision 'half'.*'auto'"):
+        precision.resolve_precision("half")
+
+
+def test_cpu_flags_decide_native_bfloat16(tmp_path):
+    with_bf16 = tmp_path / "with"
+    with_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16\n")
+    without = tmp_path / "without"
+    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2\n")
+    assert precision.cpu_has_bfloat16_matmul(str(with_bf16))
+    assert not precision.cpu_has_bfloat16_matmul(str(without))
+    assert not precision.cpu_has_bfloat16_matmul(str(tmp_path / "missing"))
+    assert precision.resolve_precision("auto") in ("float32", "mixed_bfloat16")
