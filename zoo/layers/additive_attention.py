@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
-from zoo.layers.concat_attention import check_units
+from zoo.layers.concat_attention import check_units, tanh_score
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -57,8 +57,7 @@ class AdditiveAttention(BaseAttention):
 
     def score(self, query, keys):
         projected = ops.matmul(query, self._cast(self.query_kernel))  # (B, Tq, units)
-        hidden = ops.tanh(ops.expand_dims(keys, 1) + ops.expand_dims(projected, 2))  # (B, Tq, Tv, units)
-        return ops.matmul(hidden, self._cast(self.score_vector))  # (B, Tq, Tv)
+        return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
 
     def get_config(self):
         config = super().get_config()

@@ -6,6 +6,15 @@ from keras import ops
 from zoo.layers.base_attention import BaseAttention
 
 
+def tanh_score(keys, projected_query, score_vector):
+    """`v^T tanh(k_i + q)` for every query and key: `(B, Tv, U), (B, Tq, U), (U,) -> (B, Tq, Tv)`.
+
+    The score shared by concat attention (`W [h; s] = W_h h + W_s s`) and additive attention.
+    """
+    hidden = ops.tanh(ops.expand_dims(keys, 1) + ops.expand_dims(projected_query, 2))  # (B, Tq, Tv, U)
+    return ops.matmul(hidden, score_vector)
+
+
 def check_units(layer_name, units):
     if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
         raise ValueError(f"{layer_name}: `units` must be a positive integer, received units={units!r}.")
@@ -59,8 +68,7 @@ class ConcatAttention(BaseAttention):
 
     def score(self, query, keys):
         projected = ops.matmul(query, self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)
-        hidden = ops.tanh(ops.expand_dims(keys, 1) + ops.expand_dims(projected, 2))  # (B, Tq, Tv, units)
-        return ops.matmul(hidden, self._cast(self.score_vector))  # (B, Tq, Tv)
+        return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
 
     def get_config(self):
         config = super().get_config()

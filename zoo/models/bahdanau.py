@@ -4,15 +4,9 @@ import keras
 from keras import ops
 
 from zoo import layers
+from zoo.models.maxout_output import MaxoutOutput
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
-
-
-def maxout(x, pool=2):
-    """Maxout over consecutive pairs of the last axis: `(..., pool * L) -> (..., L)`."""
-    shape = ops.shape(x)
-    pooled = ops.reshape(x, tuple(shape[:-1]) + (x.shape[-1] // pool, pool))
-    return ops.max(pooled, axis=-1)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -46,8 +40,9 @@ class BahdanauSeq2Seq(Seq2Seq):
         )
         self.bridge = keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge", dtype=self.dtype_policy)
         self.attention = layers.AdditiveAttention(self.attention_units, name="attention", dtype=self.dtype_policy)
-        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output", dtype=self.dtype_policy)
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
+        self.maxout_output = MaxoutOutput(
+            self.output_units, self.target_vocab_size, name="maxout_output", dtype=self.dtype_policy
+        )
 
     @property
     def decoder_input_cell(self):
@@ -69,8 +64,7 @@ class BahdanauSeq2Seq(Seq2Seq):
     def output_logits(self, step_outputs, embedded, training=None):
         features = step_outputs[..., : self.decoder_units + self.memory_dim]  # [s_i; c_i]
         features = ops.concatenate([features, embedded], axis=-1)
-        hidden = maxout(self.deep_output(self.output_dropout(features, training=training)))
-        return self.output_projection(hidden)
+        return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):
         config = super().get_config()

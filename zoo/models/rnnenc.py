@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.models.bahdanau import maxout
+from zoo.models.maxout_output import MaxoutOutput
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
 
@@ -38,8 +38,9 @@ class RNNEncSeq2Seq(Seq2Seq):
             self.decoder_cell, units, self.embedding_dim, units, name="decoder_cell", dtype=self.dtype_policy
         )
         self.bridge = keras.layers.Dense(units, activation="tanh", name="bridge", dtype=self.dtype_policy)
-        self.deep_output = keras.layers.Dense(2 * self.output_units, name="deep_output", dtype=self.dtype_policy)
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
+        self.maxout_output = MaxoutOutput(
+            self.output_units, self.target_vocab_size, name="maxout_output", dtype=self.dtype_policy
+        )
 
     @property
     def decoder_input_cell(self):
@@ -67,8 +68,7 @@ class RNNEncSeq2Seq(Seq2Seq):
     def output_logits(self, step_outputs, embedded, training=None):
         features = step_outputs[..., : 2 * self.decoder_units]  # [s_i; c]
         features = ops.concatenate([features, embedded], axis=-1)
-        hidden = maxout(self.deep_output(self.output_dropout(features, training=training)))
-        return self.output_projection(hidden)
+        return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):
         config = super().get_config()
