@@ -7,6 +7,8 @@ matplotlib.use("Agg")  # no display needed: files only
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from zoo.data.word_tokenizer import JOINER  # noqa: E402
+
 
 def plot_attention(attention, source_tokens, target_tokens, path, title=None):
     """Writes a heatmap of attention weights to an image file.
@@ -28,6 +30,9 @@ def plot_attention(attention, source_tokens, target_tokens, path, title=None):
             f"expected attention of shape (len(target_tokens), len(source_tokens)) = "
             f"({len(target_tokens)}, {len(source_tokens)}), got {attention.shape}"
         )
+    # The word tokenizer's joiner mark is not in matplotlib's default font; it only says "no space".
+    source_tokens = [token.replace(JOINER, "") or token for token in source_tokens]
+    target_tokens = [token.replace(JOINER, "") or token for token in target_tokens]
     width = min(2 + 0.35 * len(source_tokens), 40)
     height = min(1.5 + 0.35 * len(target_tokens), 40)
     figure, axes = plt.subplots(figsize=(width, height))
