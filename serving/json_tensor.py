@@ -109,14 +109,18 @@ def arrays_to_response(outputs: dict, request_format: str) -> dict:
     return {"predictions": [{name: values[i] for name, values in converted.items()} for i in range(batch_size)]}
 
 
+def _missing_and_extra(names: list, given) -> tuple:
+    """The signature's inputs absent from `given`, and `given`'s names the signature lacks."""
+    return sorted(set(names) - set(given)), sorted(set(given) - set(names))
+
+
 def _row_inputs(instances: list, input_specs: dict) -> dict:
     """Instances -> input name -> list of per-instance values."""
     names = sorted(input_specs)
     columns = {name: [] for name in names}
     for index, instance in enumerate(instances):
         if isinstance(instance, dict) and not _is_b64(instance):
-            missing = sorted(set(names) - set(instance))
-            extra = sorted(set(instance) - set(names))
+            missing, extra = _missing_and_extra(names, instance)
             if missing or extra:
                 raise BadRequestError(
                     f"Failed to process element: {index} of 'instances' list: missing input(s) {missing}, "
@@ -137,8 +141,7 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
 def _columnar_inputs(inputs, input_specs: dict) -> dict:
     names = sorted(input_specs)
     if isinstance(inputs, dict) and not _is_b64(inputs):
-        missing = sorted(set(names) - set(inputs))
-        extra = sorted(set(inputs) - set(names))
+        missing, extra = _missing_and_extra(names, inputs)
         if missing or extra:
             raise BadRequestError(
                 f"'inputs' has missing input(s) {missing} and unknown input(s) {extra}; "
