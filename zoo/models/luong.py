@@ -95,8 +95,7 @@ class LuongSeq2Seq(Seq2Seq):
         new_state = []
         inputs = None
         for i, cell in enumerate(self.cells):
-            size = len(cell.initial_state(state[0]))
-            cell_state, state = tuple(state[:size]), state[size:]
+            cell_state, state = tuple(state[: cell.num_states]), state[cell.num_states :]
             if i == 0:
                 cell_gates = gates if feed is None else gates + cell.project_extra(feed)
             else:

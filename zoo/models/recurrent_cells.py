@@ -20,6 +20,7 @@ class _GatedCell(keras.layers.Layer):
     """
 
     num_gates = None
+    num_states = None  # tensors in the state tuple
 
     def __init__(self, units, projected_dim, extra_dim=0, **kwargs):
         super().__init__(**kwargs)
@@ -72,6 +73,7 @@ class LSTMCell(_GatedCell):
     """
 
     num_gates = 4
+    num_states = 2  # (h, c)
 
     def _bias_initializer(self):
         units = self.units
@@ -108,6 +110,7 @@ class GRUCell(_GatedCell):
     """
 
     num_gates = 3
+    num_states = 1  # (h,)
 
     def initial_state(self, h):
         return (h,)

@@ -17,16 +17,17 @@ def scan(fn, init, xs):
     xs = tf.convert_to_tensor(xs)
     length = tf.shape(xs)[0]
     inputs = tf.TensorArray(xs.dtype, size=length, element_shape=xs.shape[1:]).unstack(xs)
-    y_spec = tf.nest.map_structure(tf.convert_to_tensor, fn(init, xs[0])[1])  # traced once for dtype/shape
-    outputs = tf.TensorArray(y_spec.dtype, size=length, element_shape=None, infer_shape=False)
+    # The first step runs before the loop: its output gives the dtype and shape of all.
+    carry, first = fn(init, inputs.read(0))
+    outputs = tf.TensorArray(first.dtype, size=length, element_shape=first.shape).write(0, first)
 
     def body(i, carry, outputs):
         carry, y = fn(carry, inputs.read(i))
         return i + 1, carry, outputs.write(i, y)
 
     _, carry, outputs = tf.while_loop(
-        lambda i, *_: i < length, body, (tf.constant(0), init, outputs), maximum_iterations=length
+        lambda i, *_: i < length, body, (tf.constant(1), carry, outputs), maximum_iterations=length - 1
     )
     ys = outputs.stack()
-    ys.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(y_spec.shape))
+    ys.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(first.shape))
     return carry, ys
