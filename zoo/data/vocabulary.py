@@ -1,13 +1,14 @@
-"""Reserved token ids shared by every tokenizer, model and decoder in the zoo."""
+"""Reserved token ids shared by every tokenizer, model and decoder in the zoo (from `zoo.constants`)."""
 
-PAD_ID = 0  # padding; masked out of attention and of the loss
-UNK_ID = 1  # unknown token
-BOS_ID = 2  # start of sequence: the first decoder input
-EOS_ID = 3  # end of sequence: the last decoder target
-
-PAD = "<pad>"
-UNK = "<unk>"
-BOS = "<s>"
-EOS = "</s>"
-
-RESERVED_TOKENS = (PAD, UNK, BOS, EOS)
+from zoo.constants import (  # noqa: F401  re-exported: the data layer's name for them
+    BOS,
+    BOS_ID,
+    EOS,
+    EOS_ID,
+    FIRST_REGULAR_ID,
+    PAD,
+    PAD_ID,
+    RESERVED_TOKENS,
+    UNK,
+    UNK_ID,
+)
