@@ -29,7 +29,8 @@ flags.DEFINE_string("workdir", None, "where the runs go (default: a temporary di
 def main(argv):
     import zoo.models
     from zoo import metrics
-    from zoo.training import Translator, train_and_evaluate
+    from zoo.inference import KerasTranslator
+    from zoo.training import train_and_evaluate
     from zoo.training.trainer import build_tokenizers, load_data
 
     root = FLAGS.workdir or tempfile.mkdtemp(prefix="dates_presets_")
@@ -45,8 +46,8 @@ def main(argv):
         model = keras.models.load_model(os.path.join(workdir, "best.keras"), compile=False)
         dev = load_data(config)["dev"]
         source_tokenizer, target_tokenizer = build_tokenizers(config, [], os.path.join(workdir, "vocab"))
-        translator = Translator(model, source_tokenizer, target_tokenizer, config.max_source_length,
-                                config.max_target_length + 1)
+        translator = KerasTranslator(model, source_tokenizer, target_tokenizer, config.max_source_length,
+                                     config.max_target_length + 1)
         hypotheses = translator.translate([s for s, _ in dev])
         by_length = {}
         for name, keep in (("short", lambda s: len(s) < FLAGS.long), ("long", lambda s: len(s) >= FLAGS.long)):

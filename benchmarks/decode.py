@@ -86,7 +86,7 @@ def main(argv):
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
     max_length = None
     if FLAGS.workdir:
-        from zoo.export import load_workdir
+        from zoo.models.workdir import load_workdir
 
         if not FLAGS.tsv:
             raise app.UsageError("--workdir needs --tsv: the sentences to translate (first column).")

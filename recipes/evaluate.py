@@ -29,7 +29,7 @@ def main(argv):
         return 2
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)
-    from zoo.training.evaluation import evaluate_model
+    from zoo.inference import evaluate_model
 
     try:
         results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize)

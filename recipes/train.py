@@ -47,7 +47,8 @@ def main(argv):
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
     from zoo.data import DataError
-    from zoo.training import train_and_evaluate
+
+    from recipes.pipeline import train_and_export
 
     config = FLAGS.config
     for field in ("model", "train_tsv", "dev_tsv", "train_steps", "max_train_minutes", "seed"):
@@ -56,7 +57,7 @@ def main(argv):
     if FLAGS.train_tsv:
         config.dataset = "tsv"
     try:
-        train_and_evaluate(config, FLAGS.workdir)
+        train_and_export(config, FLAGS.workdir)
     except (DataError, ValueError, FileNotFoundError) as error:
         logging.debug("zoo-train failed", exc_info=True)
         _fail(str(error))

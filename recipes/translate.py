@@ -29,10 +29,10 @@ def main(argv):
         sys.exit(f"zoo-translate: expected --batch_size >= 1 and --beam_width >= 1, got "
                  f"{FLAGS.batch_size} and {FLAGS.beam_width}")
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
-    from zoo.export.translation import main_stream
+    from zoo.inference import translate_stdin
 
     try:
-        main_stream(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress)
+        translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress)
     except (FileNotFoundError, ValueError) as error:
         sys.exit(f"zoo-translate: {error}")
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly

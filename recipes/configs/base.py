@@ -2,6 +2,8 @@
 
 import ml_collections
 
+from zoo import constants
+
 
 def get_config():
     """Defaults shared by all recipes."""
@@ -61,8 +63,8 @@ def get_config():
     # -- evaluation, early stopping, checkpoints ----------------------------------------
     config.bleu_tokenize = "13a"  # sacreBLEU tokenizer ("13a" words, "char" for dates)
     config.eval_beam_width = 1  # beam width of the dev evaluations during training (1 = greedy)
-    config.final_beam_width = 5  # beam width of the final dev evaluation (1 = greedy)
-    config.length_penalty = 0.6  # GNMT length penalty alpha of beam search
+    config.final_beam_width = constants.DEFAULT_BEAM_WIDTH  # beam width of the final dev evaluation (1 = greedy)
+    config.length_penalty = constants.DEFAULT_LENGTH_PENALTY  # GNMT length penalty alpha of beam search
     config.eval_batch_size = 256  # dev sentences decoded at once
     config.max_eval_sentences = 0  # dev sentences decoded during training; 0 = all
     config.early_stopping_patience = 4  # evaluations without BLEU progress before stopping; 0 = never

@@ -1,5 +1,6 @@
 """zoo.export: the SavedModel reproduces the Keras model's decoding and loads with TensorFlow alone."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -20,9 +21,18 @@ from export_test_model import (
     write_workdir,
 )
 from zoo.decoding import beam_search, greedy_search
-from zoo.export import existing_versions, export_saved_model, export_workdir, load_workdir, read_warmup_requests
-from zoo.export import saved_model as saved_model_lib
+from zoo.export import (
+    SIGNATURES,
+    ServingModule,
+    existing_versions,
+    export_saved_model,
+    export_workdir,
+    read_warmup_requests,
+)
+from zoo.export import warmup, writer
+from zoo.export.signatures import serving_signature
 from zoo.export.warmup import decode_prediction_log, encode_prediction_log
+from zoo.models.workdir import load_workdir
 
 
 def reference_ids(source_tokenizer, sources):
@@ -296,7 +306,7 @@ def test_versions_increment_and_an_interrupted_export_leaves_nothing(parts, tmp_
         open(os.path.join(path, "saved_model.pb"), "wb").close()
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(saved_model_lib.tf.saved_model, "save", interrupted)
+    monkeypatch.setattr(writer.tf.saved_model, "save", interrupted)
     with pytest.raises(KeyboardInterrupt):
         export_saved_model(model, source_tokenizer, target_tokenizer, base, max_source_length=8)
     assert sorted(os.listdir(base)) == ["2", "7"]
@@ -309,12 +319,12 @@ def test_versions_increment_and_an_interrupted_export_leaves_nothing(parts, tmp_
     assert sorted(os.listdir(base)) == ["2", "3", "7"]
 
 
-def test_translator_rejects_a_tokenizer_that_does_not_fit_the_model(parts):
+def test_serving_module_rejects_a_tokenizer_that_does_not_fit_the_model(parts):
     model, source_tokenizer, target_tokenizer = parts
     with pytest.raises(ValueError, match="target tokenizer has .* tokens but the model expects"):
-        saved_model_lib.Translator(model, source_tokenizer, source_tokenizer)
+        ServingModule(model, source_tokenizer, source_tokenizer)
     with pytest.raises(ValueError, match="beam_width must be"):
-        saved_model_lib.Translator(model, source_tokenizer, target_tokenizer, beam_width=0)
+        ServingModule(model, source_tokenizer, target_tokenizer, beam_width=0)
 
 
 def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
@@ -353,3 +363,51 @@ def test_max_source_length_truncates_inside_the_graph(parts, tmp_path):
     cut = loaded.signatures["serving_default"](source=tf.constant([long_text, "le 4 a"]))
     assert as_str(cut["translation"])[0] == as_str(cut["translation"])[1]  # the first 6 characters
     np.testing.assert_allclose(cut["score"][0], cut["score"][1], rtol=1e-5)
+
+
+def test_every_signature_of_the_table_is_exported_and_warmed_up(export_path, loaded):
+    """The signature table is the one list: the SavedModel's signatures and its warmup requests follow it."""
+    assert sorted(loaded.signatures) == sorted(SIGNATURES)
+    for name, spec in SIGNATURES.items():
+        assert list(getattr(ServingModule, spec.method).input_signature) == list(spec.inputs), name
+    requests = read_warmup_requests(os.path.join(export_path, "assets.extra", "tf_serving_warmup_requests"))
+    assert sorted({name for name, _ in requests}) == sorted(SIGNATURES)
+    for name, inputs in requests:
+        assert sorted(inputs) == sorted(SIGNATURES[name].input_names), name
+    with open(os.path.join(export_path, "assets.extra", "zoo_export.json"), encoding="utf-8") as f:
+        assert json.load(f)["signatures"] == list(SIGNATURES)
+
+
+def test_warmup_inputs_that_do_not_fit_their_signature_are_refused(monkeypatch):
+    defaults = {"beam_width": 3, "length_penalty": 0.6}
+    assert len(warmup.warmup_requests(["a b", "c"], defaults)) == 5
+    beam = SIGNATURES["beam_search"]
+
+    def refit(**fields):
+        return dataclasses.replace(beam, **fields)
+
+    cases = [
+        (refit(warmup=lambda sources, defaults: []), "expected at least one warmup request"),
+        (refit(warmup=lambda sources, defaults: [{"source": sources}]), r"do not match its inputs"),
+        (refit(warmup=lambda sources, defaults: [{"source": sources, "beam_width": 3.0, "num_hypotheses": np.int32(1),
+                                                  "length_penalty": np.float32(0.6)}]),
+         r"'beam_width' is float64 \(\), expected int32 \(\)"),
+        (refit(warmup=lambda sources, defaults: [{"source": sources, "beam_width": np.int32([3, 3]),
+                                                  "num_hypotheses": np.int32(1), "length_penalty": np.float32(0.6)}]),
+         r"'beam_width' is int32 \(2,\), expected int32 \(\)"),
+    ]
+    for spec, message in cases:
+        monkeypatch.setitem(SIGNATURES, "beam_search", spec)
+        with pytest.raises(ValueError, match=message):
+            warmup.warmup_requests(["a b", "c"], defaults)
+
+
+def test_a_method_is_tied_only_to_a_signature_of_the_table():
+    with pytest.raises(ValueError, match=r"'sample' is not in SIGNATURES; expected one of \['serving_default'"):
+        serving_signature("sample")
+
+    def translate(self, source):
+        return {"translation": source}
+
+    with pytest.raises(ValueError, match="'greedy' is computed by 'greedy', not 'translate'"):
+        serving_signature("greedy")(translate)

@@ -8,8 +8,16 @@ import threading
 import pytest
 import tensorflow as tf
 
-from export_test_model import BEAM_WIDTH, MAX_SOURCE_LENGTH, REPO_ROOT, TEST_SOURCES, as_str, write_workdir
-from zoo.export.translation import load_translate_fn, read_line_windows, resolve_model, translate_stream
+from export_test_model import (
+    BEAM_WIDTH,
+    MAX_SOURCE_LENGTH,
+    REPO_ROOT,
+    TEST_SOURCES,
+    as_str,
+    run_python,
+    write_workdir,
+)
+from zoo.inference import load_translate_fn, read_line_windows, resolve_model, translate_stream
 
 INPUT_LINES = ["3 mars 2021", "", "7 mai", "   ", "le 4 avril 1999", "2 2", "31/12/1987", "", "12/05/2020"]
 
@@ -89,6 +97,25 @@ def test_resolve_model_accepts_versions_base_paths_and_workdirs(export_base, exp
         resolve_model(str(tmp_path))
     with pytest.raises(FileNotFoundError, match="no such directory"):
         resolve_model(str(tmp_path / "missing"))
+
+
+def test_translating_an_export_imports_neither_keras_nor_the_model_code(export_base, loaded):
+    """The start-up path of zoo-translate: TensorFlow and the export, nothing else of the zoo."""
+    code = (
+        "import sys\n"
+        "from zoo.inference import load_translate_fn\n"
+        "translate, _ = load_translate_fn(sys.argv[1])\n"
+        "print('\\t'.join(t.decode() for t in translate([s.encode() for s in sys.argv[2:]])))\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('keras', 'zoo'))))\n"
+    )
+    result = run_python(code, export_base, *TEST_SOURCES)
+    assert result.returncode == 0, result.stderr[-3000:]
+    translations, modules = result.stdout.rstrip("\n").split("\n")[-2:]
+    expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))["translation"]
+    assert translations.split("\t") == as_str(expected)
+    modules = modules.split()
+    assert "zoo.inference.loading" in modules
+    assert [m for m in modules if m not in ("zoo", "zoo.constants") and not m.startswith("zoo.inference")] == []
 
 
 def test_zoo_translate_command_line(export_base, loaded):

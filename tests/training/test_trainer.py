@@ -11,9 +11,10 @@ import time
 import pytest
 import tensorflow as tf
 
-from recipes import load_config
+from recipes import load_config, train_and_export
 from zoo.data import dates_splits, write_tsv
-from zoo.training import evaluate_model, train_and_evaluate
+from zoo.inference import evaluate_model
+from zoo.training import train_and_evaluate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -45,7 +46,8 @@ def zoo_train(*args, **kwargs):
 
 def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
     workdir = str(tmp_path / "run")
-    results = train_and_evaluate(tiny_config(num_epochs=3), workdir, print_fn=lambda line: None)
+    lines = []
+    results = train_and_export(tiny_config(num_epochs=3), workdir, print_fn=lines.append)
 
     history = results["evaluations"]
     assert [h["epoch"] for h in history] == [1, 2, 3]
@@ -68,9 +70,11 @@ def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
         assert os.path.isfile(os.path.join(workdir, name)), name
     assert os.listdir(os.path.join(workdir, "logs", "dev"))
     assert not [name for name in os.listdir(workdir) if "tmp" in name]
-    if results["export_path"]:  # zoo.export present: a TF Serving version directory
-        assert os.path.isfile(os.path.join(results["export_path"], "saved_model.pb"))
-        assert os.path.dirname(results["export_path"]) == os.path.join(workdir, "export")
+    # The recipe's export at the end: a TF Serving version directory, named in the last line.
+    assert os.path.isfile(os.path.join(results["export_path"], "saved_model.pb"))
+    assert os.path.dirname(results["export_path"]) == os.path.join(workdir, "export")
+    assert re.fullmatch(rf"wrote \S+results\.json, \S+attention\.png, export {re.escape(results['export_path'])} "
+                        r"\(\d+s wall time\)", lines[-1]), lines[-1]
 
     # zoo-eval's library function scores the export (or the workdir) on a TSV file.
     dev_tsv = write_tsv(str(tmp_path / "dev.tsv"), dates_splits(seed=0, train=1, dev=24, test=1)["dev"])

@@ -1,41 +1,29 @@
-"""Export to TF Serving: SavedModels with text in, text out, and loading training workdirs.
+"""Export to TF Serving: SavedModels with text in, text out (docs/interfaces.md, "The SavedModel").
 
 - `export_saved_model(model, source_tokenizer, target_tokenizer, export_dir, version=None, ...)`
-- `export_workdir(workdir, export_dir=None, version=None)`
-- `load_workdir(workdir) -> (model, source_tokenizer, target_tokenizer, config)`
-- `Translator`: the `tf.Module` whose functions are the serving signatures.
-- `zoo.export.translation`: streaming, batched translation with an export (`zoo-translate`).
+  and `export_workdir(workdir, export_dir=None, version=None)`: the versioned, atomic writer
+  (`zoo.export.writer`).
+- `SIGNATURES`: the table of the serving signatures, their names, methods, inputs and warmup
+  inputs (`zoo.export.signatures`); `ServingModule`: the `tf.Module` whose methods compute
+  them (`zoo.export.serving_module`).
+- `write_warmup_requests`, `read_warmup_requests`: TF Serving's warmup file (`zoo.export.warmup`).
 
-The names are resolved on first use (PEP 562) so that `zoo.export.translation` can run an
-export without importing Keras and the model code: `zoo-translate` starts in seconds.
+Translating with an export (`zoo-translate`, `zoo-eval`) is `zoo.inference`; reading a
+training workdir is `zoo.models.workdir`.
 """
 
-import importlib
+from zoo.export.serving_module import ServingModule
+from zoo.export.signatures import SIGNATURES, SignatureSpec
+from zoo.export.warmup import read_warmup_requests, write_warmup_requests
+from zoo.export.writer import existing_versions, export_saved_model, export_workdir
 
-_LAZY = {
-    "DEFAULT_BEAM_WIDTH": "zoo.export.saved_model",
-    "DEFAULT_LENGTH_PENALTY": "zoo.export.saved_model",
-    "DEFAULT_MAX_SOURCE_LENGTH": "zoo.export.saved_model",
-    "SIGNATURES": "zoo.export.saved_model",
-    "Translator": "zoo.export.saved_model",
-    "existing_versions": "zoo.export.saved_model",
-    "export_saved_model": "zoo.export.saved_model",
-    "export_workdir": "zoo.export.saved_model",
-    "load_workdir": "zoo.export.saved_model",
-    "read_warmup_requests": "zoo.export.warmup",
-    "write_warmup_requests": "zoo.export.warmup",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'zoo.export' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+__all__ = [
+    "SIGNATURES",
+    "ServingModule",
+    "SignatureSpec",
+    "existing_versions",
+    "export_saved_model",
+    "export_workdir",
+    "read_warmup_requests",
+    "write_warmup_requests",
+]

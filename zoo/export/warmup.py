@@ -13,7 +13,10 @@ field numbers of `tensorflow_serving/apis/{prediction_log,predict,model}.proto`:
     PredictRequest{ ModelSpec model_spec = 1; map<string, TensorProto> inputs = 2; }
     ModelSpec     { string name = 1; string signature_name = 3; }
 
-`read_warmup_requests` parses the file back (tests, and any server that wants to replay it).
+The requests come from the signature table (`zoo.export.signatures.SIGNATURES`): every
+signature's own warmup inputs, checked against its input specs, so each signature of an
+export is warmed up. `read_warmup_requests` parses the file back (tests, and any server
+that wants to replay it).
 """
 
 import os
@@ -21,7 +24,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
-WARMUP_FILE = "tf_serving_warmup_requests"
+from zoo import constants
+from zoo.export.signatures import SIGNATURES
 
 _LENGTH_DELIMITED = 2
 _PREDICTION_LOG_PREDICT_LOG = 6
@@ -139,7 +143,7 @@ def sources_from_vocabulary(tokenizer, lengths=(3, 12)):
     Returns:
       list of str.
     """
-    first = 4  # after the reserved tokens
+    first = constants.FIRST_REGULAR_ID
     sources = [""]
     for length in lengths:
         ids = [first + i % max(tokenizer.vocab_size - first, 1) for i in range(length)]
@@ -148,36 +152,62 @@ def sources_from_vocabulary(tokenizer, lengths=(3, 12)):
     return sources
 
 
-def warmup_requests(sources, beam_width, length_penalty):
-    """`(signature_name, inputs)` pairs that run every signature on `sources` at two batch sizes."""
+def warmup_requests(sources, defaults):
+    """`(signature_name, inputs)` pairs: the warmup inputs of every signature of `SIGNATURES`.
+
+    Args:
+      sources: a few source sentences (list of str).
+      defaults: the export's defaults (`ServingModule.settings()`).
+
+    Raises:
+      ValueError: a signature's warmup inputs do not match its input specs (names,
+        dtypes, shapes).
+    """
     sources = list(sources)
-    one = sources[-1:]
-    return [
-        ("serving_default", {"source": sources}),
-        ("serving_default", {"source": one}),
-        ("greedy", {"source": sources}),
-        (
-            "beam_search",
-            {
-                "source": sources,
-                "beam_width": np.int32(beam_width),
-                "num_hypotheses": np.int32(1),
-                "length_penalty": np.float32(length_penalty),
-            },
-        ),
-        ("score", {"source": sources, "target": sources}),
-    ]
+    requests = []
+    for spec in SIGNATURES.values():
+        examples = spec.warmup(sources, defaults)
+        if not examples:
+            raise ValueError(f"signature {spec.name!r}: expected at least one warmup request, received none")
+        for inputs in examples:
+            _check_inputs(spec, inputs)
+            requests.append((spec.name, inputs))
+    return requests
 
 
-def write_warmup_requests(saved_model_dir, sources, beam_width, length_penalty, model_name=""):
-    """Writes `saved_model_dir/assets.extra/tf_serving_warmup_requests`; returns its path."""
+def _check_inputs(spec, inputs):
+    """Raises ValueError unless `inputs` are exactly what the signature `spec` takes."""
+    if sorted(inputs) != sorted(spec.input_names):
+        raise ValueError(
+            f"signature {spec.name!r}: warmup inputs {sorted(inputs)} do not match its inputs "
+            f"{sorted(spec.input_names)}"
+        )
+    for tensor_spec in spec.inputs:
+        proto = tf.make_tensor_proto(_as_array(inputs[tensor_spec.name]))
+        dtype, shape = tf.as_dtype(proto.dtype), tf.TensorShape(proto.tensor_shape)
+        if dtype != tensor_spec.dtype or not tensor_spec.shape.is_compatible_with(shape):
+            raise ValueError(
+                f"signature {spec.name!r}: warmup input {tensor_spec.name!r} is {dtype.name} {shape}, "
+                f"expected {tensor_spec.dtype.name} {tensor_spec.shape}"
+            )
+
+
+def write_warmup_requests(saved_model_dir, sources, defaults, model_name=""):
+    """Writes `saved_model_dir/assets.extra/tf_serving_warmup_requests`; returns its path.
+
+    Args:
+      saved_model_dir: the export's version directory.
+      sources: a few source sentences (list of str), at least one.
+      defaults: the export's defaults (`ServingModule.settings()`).
+      model_name: `model_spec.name` of the requests.
+    """
     if not sources:
         raise ValueError("write_warmup_requests: expected at least one warmup source, received none")
-    extra_dir = os.path.join(saved_model_dir, "assets.extra")
+    extra_dir = os.path.join(saved_model_dir, constants.ASSETS_EXTRA_DIR)
     os.makedirs(extra_dir, exist_ok=True)
-    path = os.path.join(extra_dir, WARMUP_FILE)
+    path = os.path.join(extra_dir, constants.WARMUP_FILE)
     with tf.io.TFRecordWriter(path) as writer:
-        for signature_name, inputs in warmup_requests(sources, beam_width, length_penalty):
+        for signature_name, inputs in warmup_requests(sources, defaults):
             writer.write(encode_prediction_log(signature_name, inputs, model_name))
     return path
 

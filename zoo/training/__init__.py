@@ -1,7 +1,11 @@
-"""Training and evaluation of the zoo's models: `train_and_evaluate(config, workdir)`."""
+"""Training of the zoo's models: `train_and_evaluate(config, workdir)`.
+
+Translating and scoring (dev BLEU, `zoo-eval`) are `zoo.inference`; the end-of-run export
+is passed in by the recipes (`recipes.train_and_export`), so training never imports
+`zoo.export`.
+"""
 
 from zoo.training.callbacks import DevEvaluation, TrainingLimits, TrainingState, save_model_atomically
-from zoo.training.evaluation import Translator, evaluate, evaluate_model
 from zoo.training.plotting import plot_attention
 from zoo.training.trainer import (
     MaskedAccuracy,

@@ -3,7 +3,8 @@
 Everything is an importable function so that a notebook runs the same recipe as the
 command line. The workdir layout is the one of docs/interfaces.md: `config.json`,
 `vocab/{source,target}/`, `checkpoints/` (resume state), `best.keras`, `logs/`,
-`results.json`, `attention.png`, `export/<version>/`.
+`results.json`, `attention.png`, and `export/<version>/` when the caller passes an
+`export_fn` (the recipes do: `recipes.train_and_export`).
 
 Resume: the training state (weights, optimizer, completed epochs, best BLEU, early
 stopping counter) is saved with `tf.train.CheckpointManager` after each epoch, whose
@@ -24,9 +25,9 @@ import zoo.models
 from zoo import data, metrics
 from zoo.data import DataError
 from zoo.data.pipeline import make_dataset
+from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import plotting
-from zoo.training.evaluation import Translator, evaluate
 from zoo.training.precision import resolve_precision
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
@@ -246,16 +247,11 @@ def validate_config(config):
             raise ValueError(f"{field} must be >= 1, got {config[field]}")
 
 
-def _export(workdir, log):
-    """Exports the best model under `workdir/export/<version>/`; returns (path, error)."""
+def _export(export_fn, workdir, log):
+    """Runs `export_fn(workdir)`; returns `(path, error)`: the trained model stays usable whatever it does."""
     try:
-        from zoo.export import export_workdir
-    except ImportError as error:
-        log(f"export skipped: zoo.export is not available ({error})")
-        return None, f"zoo.export is not available: {error}"
-    try:
-        path = export_workdir(workdir)
-    except Exception as error:  # the trained model stays usable whatever the export does
+        path = export_fn(workdir)
+    except Exception as error:
         log(f"export failed: {type(error).__name__}: {error}")
         return None, f"{type(error).__name__}: {error}"
     return os.fspath(path) if path is not None else None, None
@@ -271,13 +267,17 @@ def _plot(translator, pair, workdir):
                                    title=f"{pair[0]} -> {hypothesis}")
 
 
-def train_and_evaluate(config, workdir, print_fn=None):
+def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     """Trains `config`'s model in `workdir`, resuming from its checkpoint if there is one.
 
     Args:
       config: an `ml_collections.ConfigDict` recipe (see `recipes/configs/base.py`).
       workdir: the run's directory (created if needed).
       print_fn: where progress lines go (default: stdout, flushed).
+      export_fn: `workdir -> export path`, run at the end when `config.export` is set
+        (`recipes.train_and_export` passes `zoo.export.export_workdir`); its path is
+        `export_path` of the results, a failure is logged and kept as `export_error`.
+        None: no export.
 
     Returns:
       The results dict written to `workdir/results.json`.
@@ -317,9 +317,9 @@ def train_and_evaluate(config, workdir, print_fn=None):
         log(f"  resuming from {manager.latest_checkpoint}: epoch {initial_epoch}, step {initial_step}, "
             f"best dev BLEU {float(state.best_bleu.numpy()):.2f}")
 
-    translator = Translator(model, source_tokenizer, target_tokenizer, config.max_source_length or None,
-                            (config.max_target_length + 1) if config.max_target_length else None,
-                            config.length_penalty)
+    translator = KerasTranslator(model, source_tokenizer, target_tokenizer, config.max_source_length or None,
+                                 (config.max_target_length + 1) if config.max_target_length else None,
+                                 config.length_penalty)
     eval_pairs = splits["dev"][: config.max_eval_sentences or None]
     dev_eval = zoo_callbacks.DevEvaluation(
         lambda: evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
@@ -389,7 +389,9 @@ def train_and_evaluate(config, workdir, print_fn=None):
         "attention_plot": attention_path,
         "export_path": None,
     }
-    results["export_path"], export_error = _export(workdir, log) if config.export else (None, None)
+    results["export_path"], export_error = (
+        _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
+    )
     if export_error:
         results["export_error"] = export_error
     results["wall_time_seconds"] = time.monotonic() - wall_start

@@ -1,0 +1,129 @@
+"""Writing exports: `export_dir/<version>/`, one complete SavedModel per version, atomically.
+
+A version is written to a hidden temporary directory and renamed into place, so a server
+polling `export_dir` (TF Serving, `zoo-serve`) never loads half a version. It holds the
+vocabularies in `assets/`, the export's defaults in `assets.extra/zoo_export.json` and TF
+Serving warmup requests in `assets.extra/tf_serving_warmup_requests`.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from zoo import constants
+from zoo.export import warmup
+from zoo.export.serving_module import ServingModule
+from zoo.models.workdir import decoding_settings, load_workdir
+
+# The complete versions under a model base path (the rule TF Serving and zoo-serve apply).
+existing_versions = constants.saved_model_versions
+
+
+def export_saved_model(
+    model,
+    source_tokenizer,
+    target_tokenizer,
+    export_dir,
+    version=None,
+    *,
+    beam_width=constants.DEFAULT_BEAM_WIDTH,
+    length_penalty=constants.DEFAULT_LENGTH_PENALTY,
+    coverage_penalty=0.0,
+    max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
+    max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
+    warmup_sources=None,
+):
+    """Writes `export_dir/<version>/`, a SavedModel TF Serving loads as it is.
+
+    Args:
+      model, source_tokenizer, target_tokenizer: see `ServingModule`.
+      export_dir: the model base path (TF Serving's `--model_base_path`).
+      version: positive int; None for one more than the newest version there (or 1).
+      beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width:
+        see `ServingModule`.
+      warmup_sources: a few source sentences for the warmup requests; None builds
+        them from the source vocabulary.
+
+    Returns:
+      The path of the new version directory.
+
+    Raises:
+      FileExistsError: `export_dir/<version>` exists (a served version is never replaced).
+    """
+    if version is None:
+        version = (existing_versions(export_dir) or [0])[-1] + 1
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"version must be a positive int, received {version!r}.")
+    final_dir = os.path.join(export_dir, str(version))
+    if os.path.exists(final_dir):
+        raise FileExistsError(f"{final_dir} exists: choose another version or remove it first")
+    module = ServingModule(
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        beam_width=beam_width,
+        length_penalty=length_penalty,
+        coverage_penalty=coverage_penalty,
+        max_source_length=max_source_length,
+        max_beam_width=max_beam_width,
+    )
+    if warmup_sources is None:
+        warmup_sources = warmup.sources_from_vocabulary(source_tokenizer)
+    os.makedirs(export_dir, exist_ok=True)
+    # Hidden and non-numeric: TF Serving and zoo-serve ignore it until the rename.
+    temp_dir = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
+    shutil.rmtree(temp_dir, ignore_errors=True)
+    try:
+        _write_version(module, temp_dir, warmup_sources)
+        os.rename(temp_dir, final_dir)
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    return final_dir
+
+
+def _write_version(module, directory, warmup_sources):
+    """The SavedModel of `module` with its assets, settings and warmup requests, in `directory`."""
+    with tempfile.TemporaryDirectory() as vocab_dir:
+        module.source_vocabulary = _vocabulary_asset(module.source_tokenizer, vocab_dir, "source_vocab.txt")
+        module.target_vocabulary = _vocabulary_asset(module.target_tokenizer, vocab_dir, "target_vocab.txt")
+        tf.saved_model.save(module, directory, signatures=module.signatures())
+    extra_dir = os.path.join(directory, constants.ASSETS_EXTRA_DIR)
+    os.makedirs(extra_dir, exist_ok=True)
+    with open(os.path.join(extra_dir, constants.SETTINGS_FILE), "w", encoding="utf-8") as f:
+        json.dump(module.settings(), f, indent=2)
+        f.write("\n")
+    warmup.write_warmup_requests(directory, warmup_sources, module.settings())
+
+
+def _vocabulary_asset(tokenizer, directory, filename):
+    """The vocabulary (one token per line, in id order) as a SavedModel asset file."""
+    path = os.path.join(directory, filename)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(tokenizer.vocab) + "\n")
+    return tf.saved_model.Asset(path)
+
+
+def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, **overrides):
+    """Exports a workdir's `best.keras` to `export_dir/<version>` (default `workdir/export`).
+
+    Decoding defaults come from `config.json` (`beam_width` or else `final_beam_width`,
+    `length_penalty`, `coverage_penalty`, `max_source_length`, at any depth) unless given
+    in `overrides`.
+
+    Returns:
+      The path of the new version directory.
+    """
+    model, source_tokenizer, target_tokenizer, config = load_workdir(workdir)
+    return export_saved_model(
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir,
+        version,
+        warmup_sources=warmup_sources,
+        **decoding_settings(config, **overrides),
+    )

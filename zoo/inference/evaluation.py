@@ -1,0 +1,67 @@
+"""Scoring translations against references: training's dev evaluation and `zoo-eval`."""
+
+import json
+import os
+import time
+
+from zoo import metrics
+from zoo.data import read_tsv
+from zoo.inference.batching import translate_in_batches
+from zoo.inference.loading import load_translate_fn
+from zoo.inference.resolve import training_config_path
+
+
+def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a"):
+    """Translates the sources of `pairs` with a `KerasTranslator` and scores them against their targets.
+
+    Args:
+      translator: a `KerasTranslator`.
+      pairs: list of `(source, reference)` str pairs.
+      beam_width: 1 for greedy search, else beam search of that width.
+      batch_size: sentences decoded at once.
+      bleu_tokenize: sacreBLEU tokenizer.
+
+    Returns:
+      `(scores, hypotheses)`: a `zoo.metrics.Scores` and the list of hypotheses.
+    """
+    sources = [source for source, _ in pairs]
+    references = [target for _, target in pairs]
+    hypotheses = translator.translate(sources, beam_width=beam_width, batch_size=batch_size)
+    return metrics.score(hypotheses, references, bleu_tokenize=bleu_tokenize), hypotheses
+
+
+def _bleu_tokenize_of(path):
+    """The `bleu_tokenize` of the training config next to a workdir or its export, if any."""
+    config_path = training_config_path(path)
+    if config_path is None:
+        return None
+    with open(config_path, encoding="utf-8") as f:
+        return json.load(f).get("bleu_tokenize")
+
+
+def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None):
+    """Scores an export (or a training workdir) on a TSV test set, as `zoo-eval` prints it.
+
+    Args:
+      model_path: a SavedModel, an export base directory or a `zoo-train` workdir (see
+        `zoo.inference.resolve_model`).
+      tsv_path: `source<TAB>target` pairs (more tab-separated references allowed).
+      beam_width: None for the export's default search, else beam search of that width.
+      batch_size: sentences translated at once.
+      bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
+        (its workdir's config.json), else `13a`.
+
+    Returns:
+      dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
+      `sentences`, `sentences_per_second`, `seconds`, `model`, `decoding`.
+    """
+    pairs = read_tsv(tsv_path)
+    translate, description = load_translate_fn(model_path, beam_width=beam_width)
+    bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
+    sources = [source.encode("utf-8") for source, _ in pairs]
+    started = time.monotonic()
+    hypotheses = [text.decode("utf-8") for text in translate_in_batches(translate, sources, batch_size)]
+    seconds = time.monotonic() - started
+    scores = metrics.score(hypotheses, [target for _, target in pairs], bleu_tokenize=bleu_tokenize)
+    return dict(scores.as_dict(), sentences_per_second=len(pairs) / seconds if seconds else None,
+                seconds=seconds, model=os.fspath(model_path), decoding=description)

@@ -1,0 +1,126 @@
+"""`KerasTranslator`: translation of Python strings with an in-memory Keras model and its tokenizers.
+
+What training's dev evaluation and `zoo-translate` on a workdir without an export use; an
+export does the same in its graph (`zoo.export.ServingModule`).
+"""
+
+import tensorflow as tf
+
+from zoo import constants, decoding
+from zoo.inference.batching import batches_by_length
+
+GREEDY = "greedy"
+BEAM_SEARCH = "beam_search"
+
+
+class KerasTranslator:
+    """Batched greedy or beam-search translation of Python strings with a Keras model.
+
+    The search runs in one `tf.function` per (search, beam width), traced once for any
+    batch shape. `translate` decodes sentences in batches of similar length (less
+    padding) and returns them in the input order.
+
+    Args:
+      model: a `zoo.models.Seq2Seq` (`encode` / `step`).
+      source_tokenizer, target_tokenizer: `zoo.data` tokenizers.
+      max_source_length: source tokens kept per sentence; None for all.
+      max_target_length: most target tokens produced, end token included; None lets the
+        search pick `2 * S + 10`.
+      length_penalty: GNMT alpha of beam search.
+      coverage_penalty: GNMT beta of beam search (0: none).
+
+    Example:
+
+        translator = KerasTranslator(model, source_tokenizer, target_tokenizer)
+        translator.translate(["3 mars 2021"], beam_width=5)   # ["2021-03-03"]
+    """
+
+    def __init__(self, model, source_tokenizer, target_tokenizer, max_source_length=None,
+                 max_target_length=None, length_penalty=constants.DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0):
+        self.model = model
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.max_source_length = max_source_length
+        self.max_target_length = max_target_length
+        self.length_penalty = length_penalty
+        self.coverage_penalty = coverage_penalty
+        self._searches = {}
+
+    def _search(self, beam_width, search=None):
+        """The `tf.function` `source_ids (B, S) -> DecodingResult` (N = 1) of a search.
+
+        `search` is "greedy" or "beam_search"; None picks greedy for a beam width of 1.
+        """
+        beam_width = int(beam_width)
+        if beam_width < 1:
+            raise ValueError(f"beam_width must be >= 1, received {beam_width}")
+        search = search or (GREEDY if beam_width == 1 else BEAM_SEARCH)
+        if search not in (GREEDY, BEAM_SEARCH):
+            raise ValueError(f"search must be {GREEDY!r} or {BEAM_SEARCH!r}, received {search!r}")
+        key = (search, beam_width if search == BEAM_SEARCH else 1)
+        if key not in self._searches:
+            max_length = self.max_target_length
+
+            @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+            def run(source_ids):  # (B, S)
+                if search == GREEDY:
+                    return decoding.greedy_search(self.model, source_ids, max_length=max_length)
+                return decoding.beam_search(
+                    self.model, source_ids, beam_width=beam_width, num_hypotheses=1,
+                    length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty,
+                    max_length=max_length,
+                )
+
+            self._searches[key] = run
+        return self._searches[key]
+
+    def encode(self, sources):
+        """list of str (or bytes) -> int32 `(B, S)` source ids padded with PAD_ID (S >= 1)."""
+        ids = self.source_tokenizer.encode(tf.constant(sources, dtype=tf.string))
+        if self.max_source_length:
+            ids = ids[:, : self.max_source_length]
+        ids = ids.to_tensor(default_value=constants.PAD_ID)
+        if ids.shape[1] == 0:
+            ids = tf.fill([len(sources), 1], constants.PAD_ID)  # all-empty batch: one pad column
+        return ids
+
+    def decode_batch(self, sources, beam_width=1, search=None):
+        """One batch, as it comes: `(texts, result, source_ids)`.
+
+        Returns:
+          `texts` numpy bytes `(B,)` (the best hypotheses), the search's
+          `DecodingResult` (N = 1) and the int32 `(B, S)` source ids it decoded.
+        """
+        source_ids = self.encode(sources)
+        result = self._search(beam_width, search)(source_ids)
+        return self.target_tokenizer.decode(result.ids[:, 0, :]).numpy(), result, source_ids
+
+    def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None):
+        """Translates `sources` (list of str).
+
+        Args:
+          sources: list of str.
+          beam_width: 1 for greedy search (unless `search` says otherwise), else the beam.
+          batch_size: most sentences decoded at once.
+          return_attention: also return each sentence's attention.
+          search: "greedy" or "beam_search" (then with `beam_width`, even 1); None picks
+            greedy for a beam width of 1.
+
+        Returns:
+          list of str hypotheses; with `return_attention`, also a list of
+          `(attention (T, S) float32 array, target ids (T,))` per sentence, trimmed to the
+          real tokens.
+        """
+        sources = list(sources)
+        hypotheses = [None] * len(sources)
+        attentions = [None] * len(sources)
+        for index in batches_by_length(sources, batch_size):
+            texts, result, source_ids = self.decode_batch([sources[i] for i in index], beam_width, search)
+            lengths = result.lengths[:, 0].numpy()
+            source_lengths = tf.reduce_sum(tf.cast(source_ids != constants.PAD_ID, tf.int32), axis=1).numpy()
+            for row, i in enumerate(index):
+                hypotheses[i] = texts[row].decode("utf-8")
+                if return_attention:
+                    t, s = lengths[row], source_lengths[row]
+                    attentions[i] = (result.attention[row, 0, :t, :s].numpy(), result.ids[row, 0, :t].numpy())
+        return (hypotheses, attentions) if return_attention else hypotheses

@@ -1,0 +1,112 @@
+"""Loading what `--model` names as one function: a batch of source lines -> their translations.
+
+An export runs with TensorFlow alone: this module imports neither Keras nor the model
+code unless it is handed a workdir that has no export yet, and for an export it even
+keeps `import tensorflow` from importing Keras (TensorFlow looks Keras up eagerly at
+import, about a third of its import time), so the first translation comes seconds after
+the process starts.
+"""
+
+import importlib
+import json
+import os
+import sys
+
+from zoo import constants
+from zoo.inference.resolve import WORKDIR, resolve_model
+
+
+def _import_tensorflow(need_keras):
+    """`import tensorflow`, without the Keras import it triggers when Keras is not needed."""
+    if not need_keras and "tensorflow" not in sys.modules and "keras" not in sys.modules:
+        sys.modules["keras"] = None  # TensorFlow treats an unimportable Keras as absent
+        try:
+            return importlib.import_module("tensorflow")
+        finally:
+            del sys.modules["keras"]
+    return importlib.import_module("tensorflow")
+
+
+def _export_settings(path):
+    """The defaults an export was written with (`assets.extra/zoo_export.json`; {} if absent)."""
+    settings_path = os.path.join(path, constants.ASSETS_EXTRA_DIR, constants.SETTINGS_FILE)
+    if not os.path.isfile(settings_path):
+        return {}
+    with open(settings_path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def load_translate_fn(path, beam_width=None):
+    """A function `list of bytes -> list of bytes` translating a batch of source lines.
+
+    Args:
+      path: see `resolve_model`.
+      beam_width: None for the export's `serving_default` (its own default beam);
+        an int for the `beam_search` signature with that beam and one hypothesis.
+        A workdir without an export decodes the same way with its Keras model.
+
+    Returns:
+      `(translate, description)`: the function and a line saying what runs.
+    """
+    if beam_width is not None and beam_width < 1:
+        raise ValueError(f"beam_width must be >= 1, received {beam_width}")
+    kind, path = resolve_model(path)
+    tf = _import_tensorflow(need_keras=kind == WORKDIR)
+    if kind == WORKDIR:
+        return _load_workdir_fn(path, beam_width)
+    loaded = tf.saved_model.load(path)
+    settings = _export_settings(path)
+    length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
+    if beam_width is None:
+        default = loaded.signatures["serving_default"]
+
+        def translate(lines):
+            return default(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
+
+        description = f"{path}: serving_default (beam width {settings.get('beam_width', '?')})"
+    else:
+        beam = loaded.signatures["beam_search"]
+
+        def translate(lines):
+            outputs = beam(
+                source=tf.constant(lines, tf.string),
+                beam_width=tf.constant(beam_width, tf.int32),
+                num_hypotheses=tf.constant(1, tf.int32),
+                length_penalty=tf.constant(length_penalty, tf.float32),
+            )
+            return outputs["translations"][:, 0].numpy().tolist()
+
+        description = f"{path}: beam_search (beam width {beam_width}, length penalty {length_penalty})"
+    # The functions hold their module weakly: keep it alive as long as `translate` lives.
+    translate.module = loaded
+    return translate, description
+
+
+def _load_workdir_fn(path, beam_width):
+    """`load_translate_fn` for a workdir without an export: its `best.keras`, decoded as the export would."""
+    # Imported only here: decoding a workdir needs Keras and the model code.
+    from zoo.inference.keras_translator import BEAM_SEARCH, KerasTranslator
+    from zoo.models.workdir import decoding_settings, load_workdir
+
+    model, source_tokenizer, target_tokenizer, config = load_workdir(path)
+    settings = dict(
+        beam_width=constants.DEFAULT_BEAM_WIDTH,
+        length_penalty=constants.DEFAULT_LENGTH_PENALTY,
+        coverage_penalty=0.0,
+        max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
+    )
+    settings.update(decoding_settings(config))
+    translator = KerasTranslator(
+        model, source_tokenizer, target_tokenizer, max_source_length=settings["max_source_length"],
+        length_penalty=float(settings["length_penalty"]), coverage_penalty=float(settings["coverage_penalty"]),
+    )
+    # The export's `beam_search` clamps its beam the same way.
+    width = settings["beam_width"] if beam_width is None else min(beam_width, constants.DEFAULT_MAX_BEAM_WIDTH)
+
+    def translate(lines):
+        # Beam search even for a width of 1, as the export's signatures do.
+        return translator.decode_batch(lines, width, search=BEAM_SEARCH)[0].tolist()
+
+    description = (f"{path}: {constants.BEST_MODEL_FILE}, beam search (beam width {width}, "
+                   f"length penalty {float(settings['length_penalty'])})")
+    return translate, description

@@ -1,0 +1,130 @@
+"""Streaming, batched translation of a file descriptor: the stdin runner of `zoo-translate`.
+
+Lines are read as they arrive: a batch is sent as soon as no further complete line is
+waiting, so an interactive pipe gets each answer at once, while a file is read in windows
+of `window * batch_size` lines that are sorted by length before batching
+(`zoo.inference.batching`). Output lines are written in input order and flushed after
+every window.
+"""
+
+import os
+import select
+import sys
+import time
+
+from zoo.inference.batching import translate_in_batches
+from zoo.inference.loading import load_translate_fn
+
+
+def _ready(fd):
+    """True when reading `fd` would not block (always for regular files)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):  # select does not take this kind of file (e.g. on Windows)
+        return True
+
+
+def read_line_windows(fd, limit):
+    """Yields lists of lines (bytes, no line ending) from file descriptor `fd`.
+
+    A window holds at most `limit` lines and is yielded as soon as no further complete
+    line can be read without waiting. The last line may lack its newline.
+    """
+    buffer = b""
+    pending = []
+    at_end = False
+    while True:
+        while not at_end and (not pending or (len(pending) < limit and _ready(fd))):
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                at_end = True
+                if buffer:
+                    pending.append(buffer)
+                    buffer = b""
+                break
+            *lines, buffer = (buffer + chunk).split(b"\n")
+            pending.extend(lines)
+        if not pending:
+            return
+        window, pending = pending[:limit], pending[limit:]
+        yield [line[:-1] if line.endswith(b"\r") else line for line in window]
+
+
+class Progress:
+    """A one-line progress report on a stream: lines done and lines per second."""
+
+    def __init__(self, stream, every_seconds=0.5, name="zoo-translate"):
+        self.stream = stream
+        self.every_seconds = every_seconds
+        self.name = name
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.lines = 0
+
+    def update(self, lines, force=False):
+        self.lines += lines
+        now = time.monotonic()
+        if force or now - self.last >= self.every_seconds:
+            self.last = now
+            rate = self.lines / max(now - self.start, 1e-9)
+            self.stream.write(f"\r{self.name}: {self.lines} lines, {rate:.1f} lines/s")
+            self.stream.flush()
+
+    def close(self):
+        self.update(0, force=True)
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=None):
+    """Translates every line of `in_fd` to `out`, one output line per input line, in order.
+
+    Args:
+      translate: `list of bytes -> list of bytes`, e.g. from `load_translate_fn`.
+      in_fd: file descriptor to read source lines from.
+      out: binary stream to write translations to.
+      batch_size: most sentences per call of `translate`.
+      window: lines read ahead (in multiples of `batch_size`) and sorted by length.
+      progress: a `Progress` or None.
+
+    Returns:
+      The number of lines translated. A blank line gives an empty line without a call.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, received {batch_size}")
+    count = 0
+    for lines in read_line_windows(in_fd, batch_size * max(window, 1)):
+        results = [b""] * len(lines)
+        todo = [i for i, line in enumerate(lines) if line.strip()]
+        translations = translate_in_batches(translate, [lines[i] for i in todo], batch_size)
+        for i, text in zip(todo, translations):
+            results[i] = text.replace(b"\n", b" ")
+        out.write(b"".join(text + b"\n" for text in results))
+        out.flush()
+        count += len(lines)
+        if progress is not None:
+            progress.update(len(lines))
+    if progress is not None:
+        progress.close()
+    return count
+
+
+def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None):
+    """`zoo-translate`: stdin to stdout; progress on stderr if asked or if it is a terminal.
+
+    Args:
+      model: what `--model` names (see `resolve_model`).
+      beam_width: None for the export's default decoding, else beam search of that width.
+      batch_size: most sentences translated at once.
+      show_progress: None shows progress when stderr is a terminal.
+
+    Returns:
+      The number of lines translated.
+    """
+    translate, description = load_translate_fn(model, beam_width)
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    if show_progress:
+        sys.stderr.write(f"zoo-translate: {description}\n")
+    progress = Progress(sys.stderr) if show_progress else None
+    return translate_stream(translate, sys.stdin.fileno(), sys.stdout.buffer, batch_size, progress=progress)

@@ -1,0 +1,90 @@
+"""Reading a `zoo-train` workdir: the best model, its tokenizers, its config and decoding settings.
+
+Both `zoo.inference` (translating a workdir that has no export yet) and `zoo.export`
+(`zoo-export`) read workdirs; this module sits below both so that neither imports the other.
+The layout is the one of docs/interfaces.md ("A training workdir").
+"""
+
+import json
+import os
+
+import keras
+import ml_collections
+
+from zoo import constants
+from zoo.data import load_tokenizer
+
+# Decoding settings and the config fields they are read from, the first one set winning.
+# A recipe's `final_beam_width` (its final dev decoding) stands in for a `beam_width`.
+_DECODING_FIELDS = (
+    ("beam_width", ("beam_width", "final_beam_width")),
+    ("length_penalty", ("length_penalty",)),
+    ("coverage_penalty", ("coverage_penalty",)),
+    ("max_source_length", ("max_source_length",)),
+)
+
+
+def read_config(workdir):
+    """`workdir/config.json` as an `ml_collections.ConfigDict` (empty if the file is missing)."""
+    config = {}
+    config_path = os.path.join(workdir, constants.CONFIG_FILE)
+    if os.path.isfile(config_path):
+        with open(config_path, encoding="utf-8") as f:
+            try:
+                config = json.load(f)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{config_path}: invalid JSON: {error}") from None
+    return ml_collections.ConfigDict(config)
+
+
+def load_workdir(workdir):
+    """Reads a `zoo-train` workdir (docs/interfaces.md).
+
+    Returns:
+      `(model, source_tokenizer, target_tokenizer, config)`: the Keras model of
+      `best.keras`, the tokenizers of `vocab/source` and `vocab/target`, and
+      `config.json` as an `ml_collections.ConfigDict` (empty if the file is missing).
+
+    Raises:
+      FileNotFoundError: `workdir` is not a directory or holds no `best.keras`.
+    """
+    model_path = os.path.join(workdir, constants.BEST_MODEL_FILE)
+    if not os.path.isdir(workdir):
+        raise FileNotFoundError(f"{workdir}: no such directory (expected a zoo-train workdir)")
+    if not os.path.isfile(model_path):
+        raise FileNotFoundError(f"{model_path}: no such file (a workdir holds best.keras once training saved one)")
+    config = read_config(workdir)
+    source_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "source"))
+    target_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "target"))
+    model = keras.saving.load_model(model_path, compile=False)
+    return model, source_tokenizer, target_tokenizer, config
+
+
+def find_setting(config, key):
+    """The value of `key` anywhere in a nested config (the shallowest first), or None."""
+    if hasattr(config, "to_dict"):
+        config = config.to_dict()
+    level = [config]
+    while level:
+        for node in level:
+            if isinstance(node, dict) and node.get(key) is not None:
+                return node[key]
+        level = [value for node in level if isinstance(node, dict) for value in node.values()]
+    return None
+
+
+def decoding_settings(config, **overrides):
+    """The decoding settings a training config gives, `overrides` (when not None) winning.
+
+    Returns:
+      dict with those of `beam_width`, `length_penalty`, `coverage_penalty` and
+      `max_source_length` that are set (at any depth of the config); the keyword
+      arguments of `zoo.export.ServingModule` (the export's defaults).
+    """
+    settings = {}
+    for key, names in _DECODING_FIELDS:
+        value = next((v for v in (find_setting(config, name) for name in names) if v is not None), None)
+        if value is not None:
+            settings[key] = value
+    settings.update({key: value for key, value in overrides.items() if value is not None})
+    return settings
