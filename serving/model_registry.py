@@ -11,7 +11,6 @@ rename it into place.
 import dataclasses
 import logging
 import os
-import re
 import threading
 from typing import Callable
 
@@ -20,10 +19,7 @@ from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
 from serving.errors import NotFoundError
-
-_VERSION_DIR = re.compile(r"[0-9]+")
-_SAVED_MODEL_FILE = "saved_model.pb"
-WARMUP_FILE = "tf_serving_warmup_requests"
+from zoo.constants import ASSETS_EXTRA_DIR, SAVED_MODEL_FILE, WARMUP_FILE, saved_model_versions
 
 
 @dataclasses.dataclass(eq=False)
@@ -66,22 +62,13 @@ class VersionStatus:
 
 def complete_versions(model_base_path: str) -> list:
     """Returns the sorted versions under `model_base_path` that are complete SavedModel dirs."""
-    versions = []
-    for name in os.listdir(model_base_path):
-        path = os.path.join(model_base_path, name)
-        if (
-            _VERSION_DIR.fullmatch(name)
-            and os.path.isdir(path)
-            and os.path.isfile(os.path.join(path, _SAVED_MODEL_FILE))
-        ):
-            versions.append(int(name))
-    return sorted(versions)
+    return saved_model_versions(model_base_path)
 
 
 def read_signature_defs(export_dir: str) -> dict:
     """Reads the serving MetaGraph's signature defs from `saved_model.pb` as TF Serving's JSON."""
     saved_model = saved_model_pb2.SavedModel()
-    with open(os.path.join(export_dir, _SAVED_MODEL_FILE), "rb") as f:
+    with open(os.path.join(export_dir, SAVED_MODEL_FILE), "rb") as f:
         saved_model.ParseFromString(f.read())
     meta_graph = next(
         (g for g in saved_model.meta_graphs if "serve" in g.meta_info_def.tags),
@@ -127,7 +114,7 @@ def replay_warmup_requests(model: LoadedModel) -> int:
     The file is a TFRecord of `tensorflow.serving.PredictionLog` protos, the format TF Serving
     reads. Reading it needs the `tensorflow-serving-api` package; without it warmup is skipped.
     """
-    warmup_file = os.path.join(model.path, "assets.extra", WARMUP_FILE)
+    warmup_file = os.path.join(model.path, ASSETS_EXTRA_DIR, WARMUP_FILE)
     if not os.path.isfile(warmup_file):
         return 0
     try:
