@@ -1,0 +1,106 @@
+"""The decoding seam: `decode` with every strategy, run-time parameters, the registry, `strategy_for`."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from decoding_toy_model import ToyModel
+
+import zoo.decoding
+from zoo.constants import DEFAULT_LENGTH_PENALTY
+from zoo.data.vocabulary import UNK_ID
+from zoo.decoding import BeamSearch, DecodingResult, Greedy, beam_search, decode, greedy_search
+from zoo.decoding.single_hypothesis import SingleHypothesisSearch
+
+
+def padded(sentences):
+    width = max(len(s) for s in sentences)
+    return np.array([s + [0] * (width - len(s)) for s in sentences], np.int32)
+
+
+SOURCE = padded([[4, 5, 1, 4], [5], [1, 1, 5, 4, 4, 5, 4]])
+STRATEGIES = {
+    "greedy": Greedy(length_penalty=0.6),
+    "beam": BeamSearch(3, num_hypotheses=2, length_penalty=0.6, coverage_penalty=0.2),
+}
+
+
+def assert_same_result(result, expected):
+    assert isinstance(result, DecodingResult)
+    np.testing.assert_array_equal(result.ids.numpy(), expected.ids.numpy())
+    np.testing.assert_array_equal(result.lengths.numpy(), expected.lengths.numpy())
+    np.testing.assert_allclose(result.scores.numpy(), expected.scores.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(result.log_probs.numpy(), expected.log_probs.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(result.attention.numpy(), expected.attention.numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_decode_is_the_same_eager_in_a_function_and_under_xla(name):
+    model, strategy = ToyModel(seed=2, sharpness=0.8, end_bias=-1.0), STRATEGIES[name]
+    eager = decode(model, SOURCE, strategy)
+    graph = tf.function(
+        lambda source: decode(model, source, strategy), input_signature=[tf.TensorSpec([None, None], tf.int32)]
+    )
+    compiled = tf.function(lambda source: decode(model, source, strategy, max_length=12), jit_compile=True)
+    assert_same_result(graph(SOURCE), eager)
+    assert_same_result(compiled(SOURCE), decode(model, SOURCE, strategy, max_length=12))
+
+
+def test_the_wrappers_are_decode_with_their_strategy():
+    model = ToyModel(seed=3, end_bias=-1.0)
+    assert_same_result(greedy_search(model, SOURCE, length_penalty=0.6), decode(model, SOURCE, STRATEGIES["greedy"]))
+    assert_same_result(
+        beam_search(model, SOURCE, beam_width=3, num_hypotheses=2, length_penalty=0.6, coverage_penalty=0.2),
+        decode(model, SOURCE, STRATEGIES["beam"]),
+    )
+
+
+def test_registry_lists_and_builds_strategies_by_name():
+    assert zoo.decoding.names() == ["beam_search", "greedy"]
+    built = zoo.decoding.get("beam_search", beam_width=4, length_penalty=0.2)
+    assert isinstance(built, BeamSearch) and (built.beam_width, built.length_penalty) == (4, 0.2)
+    assert isinstance(zoo.decoding.get("greedy"), Greedy)
+    with pytest.raises(ValueError, match=r"Unknown decoding strategy 'nucleus'; expected one of \['beam_search'"):
+        zoo.decoding.get("nucleus")
+    with pytest.raises(ValueError, match="'greedy' is already registered"):
+        type("AnotherGreedy", (SingleHypothesisSearch,), {}, name="greedy")
+
+
+def test_strategy_for_picks_greedy_only_for_the_python_int_one():
+    greedy = zoo.decoding.strategy_for(1, length_penalty=0.3, coverage_penalty=0.1)
+    assert isinstance(greedy, Greedy) and (greedy.length_penalty, greedy.coverage_penalty) == (0.3, 0.1)
+    assert isinstance(zoo.decoding.strategy_for(np.int64(1)), Greedy)
+    beam = zoo.decoding.strategy_for(4, num_hypotheses=2)
+    assert isinstance(beam, BeamSearch)
+    assert (beam.beam_width, beam.num_hypotheses, beam.length_penalty, beam.coverage_penalty) == (
+        4, 2, DEFAULT_LENGTH_PENALTY, 0.0)
+    # A tensor width is only known at run time: beam search, which is greedy at width 1.
+    assert isinstance(zoo.decoding.strategy_for(tf.constant(1)), BeamSearch)
+    with pytest.raises(ValueError, match="beam_width must be >= 1, received 0"):
+        zoo.decoding.strategy_for(0)
+    with pytest.raises(ValueError, match="num_hypotheses must be >= 1, received 0"):
+        zoo.decoding.strategy_for(1, num_hypotheses=0)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LowestAllowedToken(SingleHypothesisSearch):
+    """A strategy written outside zoo.decoding: always the lowest allowed token id (UNK)."""
+
+    def choose(self, log_probs, step, choice):
+        return tf.argmax(tf.cast(tf.math.is_finite(log_probs), tf.int32), axis=1, output_type=tf.int32)
+
+
+def test_a_new_strategy_is_one_class():
+    model = ToyModel(seed=1)
+    result = decode(model, SOURCE, LowestAllowedToken(), max_length=5)
+    np.testing.assert_array_equal(result.ids.numpy(), np.full([3, 1, 5], UNK_ID))
+    np.testing.assert_array_equal(result.lengths.numpy(), [[5]] * 3)
+    expected = zoo.decoding.sequence_log_prob(model, SOURCE, result.ids[:, 0], append_end=False)
+    np.testing.assert_allclose(result.log_probs[:, 0], expected, rtol=1e-5)
+    assert LowestAllowedToken.name is None and "LowestAllowedToken" not in str(zoo.decoding.names())
+
+
+def test_decode_rejects_what_is_not_a_strategy():
+    with pytest.raises(TypeError, match="strategy must be a zoo.decoding strategy .* received 'greedy'"):
+        decode(ToyModel(), SOURCE, "greedy")
