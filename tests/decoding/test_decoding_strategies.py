@@ -5,12 +5,12 @@ import dataclasses
 import numpy as np
 import pytest
 import tensorflow as tf
-from decoding_toy_model import ToyModel
+from decoding_toy_model import ToyModel, hypotheses
 
 import zoo.decoding
 from zoo.constants import DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import UNK_ID
-from zoo.decoding import BeamSearch, DecodingResult, Greedy, beam_search, decode, greedy_search
+from zoo.decoding import BeamSearch, DecodingResult, Greedy, Sampling, beam_search, decode, greedy_search
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
 
 
@@ -23,6 +23,7 @@ SOURCE = padded([[4, 5, 1, 4], [5], [1, 1, 5, 4, 4, 5, 4]])
 STRATEGIES = {
     "greedy": Greedy(length_penalty=0.6),
     "beam": BeamSearch(3, num_hypotheses=2, length_penalty=0.6, coverage_penalty=0.2),
+    "sampling": Sampling(temperature=0.8, top_k=3, seed=7),
 }
 
 
@@ -56,11 +57,37 @@ def test_the_wrappers_are_decode_with_their_strategy():
     )
 
 
+def test_sampling_takes_run_time_parameters_scalar_or_per_sentence():
+    model = ToyModel(seed=0, sharpness=0.7, end_bias=-1.0)
+    scalars = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.float32),
+               tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int32)]
+
+    def sample(source, temperature, top_k, seed):
+        return decode(model, source, Sampling(temperature, top_k, seed))
+
+    graph = tf.function(sample, input_signature=scalars)
+    per_sentence = tf.function(sample, input_signature=scalars[:1] + [tf.TensorSpec([None], s.dtype) for s in scalars[1:]])
+    compiled = tf.function(sample, jit_compile=True)
+    for temperature, top_k, seed in [(0.8, 3, 7), (1.5, 0, 2), (0.0, 0, 5)]:
+        eager = decode(model, SOURCE, Sampling(temperature, top_k, seed))
+        assert_same_result(graph(SOURCE, temperature, top_k, seed), eager)
+        assert_same_result(compiled(SOURCE, tf.constant(temperature), tf.constant(top_k), tf.constant(seed)), eager)
+        rows = [tf.fill([3], tf.constant(value)) for value in (temperature, top_k, seed)]
+        assert_same_result(per_sentence(SOURCE, *rows), eager)
+    assert len(graph._list_all_concrete_functions()) == 1
+    # Per-sentence parameters apply to their own sentence: row 1 greedy, the others drawn.
+    mixed = per_sentence(SOURCE, tf.constant([0.8, 0.0, 1.5]), tf.constant([3, 0, 0]), tf.constant([7, 1, 2]))
+    assert hypotheses(mixed, 0) == hypotheses(decode(model, SOURCE, Sampling(0.8, 3, 7)), 0)
+    assert hypotheses(mixed, 1) == hypotheses(decode(model, SOURCE, Greedy()), 1)
+    assert hypotheses(mixed, 2) == hypotheses(decode(model, SOURCE, Sampling(1.5, 0, 2)), 2)
+
+
 def test_registry_lists_and_builds_strategies_by_name():
-    assert zoo.decoding.names() == ["beam_search", "greedy"]
+    assert zoo.decoding.names() == ["beam_search", "greedy", "sampling"]
     built = zoo.decoding.get("beam_search", beam_width=4, length_penalty=0.2)
     assert isinstance(built, BeamSearch) and (built.beam_width, built.length_penalty) == (4, 0.2)
     assert isinstance(zoo.decoding.get("greedy"), Greedy)
+    assert zoo.decoding.get("sampling", top_k=5).top_k == 5
     with pytest.raises(ValueError, match=r"Unknown decoding strategy 'nucleus'; expected one of \['beam_search'"):
         zoo.decoding.get("nucleus")
     with pytest.raises(ValueError, match="'greedy' is already registered"):

@@ -2,9 +2,9 @@
 
 - `decode(model, source_ids, strategy, max_length=None) -> DecodingResult`, with a strategy:
   `Greedy()`, `BeamSearch(beam_width, num_hypotheses=1, length_penalty=0.6,
-  coverage_penalty=0.0, length_normalization="gnmt")`; `strategy_for(beam_width, ...)`
-  picks greedy or beam search for a beam width, `names()` / `get(name, **kwargs)` list
-  and build strategies by name.
+  coverage_penalty=0.0, length_normalization="gnmt")`, `Sampling(temperature=1.0,
+  top_k=0, seed=None)`; `strategy_for(beam_width, ...)` picks greedy or beam search
+  for a beam width, `names()` / `get(name, **kwargs)` list and build strategies by name.
 - `greedy_search(model, source_ids, ...)`, `beam_search(model, source_ids, ...)`:
   the same as `decode` with `Greedy` / `BeamSearch`.
 - `sequence_log_prob(model, source_ids, target_ids)`: teacher-forced log p(y | x)
@@ -24,6 +24,7 @@ from zoo.decoding.greedy import Greedy, greedy_search
 from zoo.decoding.length_penalty import ranking_score
 from zoo.decoding.loop import decode
 from zoo.decoding.result import DecodingResult
+from zoo.decoding.sampling import Sampling
 from zoo.decoding.scoring import sequence_log_prob
 from zoo.decoding.strategy import DecodingStrategy, get, names
 
@@ -34,6 +35,7 @@ __all__ = [
     "Greedy",
     "MAX_LENGTH_FACTOR",
     "MAX_LENGTH_OFFSET",
+    "Sampling",
     "beam_search",
     "decode",
     "decoding_limits",
