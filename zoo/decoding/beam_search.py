@@ -62,7 +62,8 @@ def best_extensions(step_log_probs, live_log_probs, beam):
     flat = tf.reshape(tf.expand_dims(live_log_probs, 2) + beam_log_probs, [batch_size, -1])  # beam-major
     log_probs, index = tf.math.top_k(flat, k=2 * beam)  # (B, 2K), ties: lower index first
     tokens = tf.gather(tf.reshape(beam_tokens, [batch_size, -1]), index, batch_dims=1)
-    return Extensions(log_probs, index // per_beam, tokens, tf.equal(tokens, EOS_ID))
+    parents = index // per_beam
+    return Extensions(log_probs=log_probs, parents=parents, tokens=tokens, is_end=tf.equal(tokens, EOS_ID))
 
 
 def merge_finished(kept, *candidates):
@@ -193,8 +194,9 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_token=tf.fill(tf.shape(top.parents), EOS_ID),
             last_parent=top.parents,
         )
+        cut_scores = self.score(inputs, live_log_probs, length, coverage)
         cut = Finished(
-            scores=tf.where(frozen | ~tf.expand_dims(at_limit, 1), NEG_INF, self.score(inputs, live_log_probs, length, coverage)),
+            scores=tf.where(frozen | ~tf.expand_dims(at_limit, 1), NEG_INF, cut_scores),
             log_probs=live_log_probs,
             last_step=tf.fill(tf.shape(parents), t),
             last_token=tokens,
@@ -207,7 +209,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             attention=write_row(state.history.attention, t, attention),
         )
         done = loop.done | at_limit | self.cannot_improve(live_log_probs, length, inputs.limits, finished)
-        return Advance(tokens, parents, done, BeamState(live_log_probs, coverage, history, finished))
+        search = BeamState(live_log_probs=live_log_probs, coverage=coverage, history=history, finished=finished)
+        return Advance(tokens=tokens, parents=parents, done=done, search=search)
 
     def score(self, inputs, log_probs, length, coverage):
         """The ranking score of hypotheses `(B, M)` of `length` tokens with `coverage` `(B, M, S)`."""

@@ -127,7 +127,15 @@ def decode(model, source_ids, strategy, max_length=None):
         chosen = strategy.advance(inputs, loop, tf.cast(log_probs, tf.float32), tf.cast(attention, tf.float32))
         if chosen.parents is not None:
             decoder_state = gather_beams(decoder_state, chosen.parents)
-        return (LoopState(loop.step + 1, chosen.tokens, decoder_state, chosen.done, chosen.search),)
+        return (
+            LoopState(
+                step=loop.step + 1,
+                tokens=chosen.tokens,
+                decoder_state=decoder_state,
+                done=chosen.done,
+                search=chosen.search,
+            ),
+        )
 
     (final,) = tf.while_loop(keep_going, one_step, (start,), shape_invariants=(_invariants(start, width),))
     return strategy.finish(inputs, final.step, final.search)
@@ -140,7 +148,9 @@ def _invariants(loop, width):
     return LoopState(
         step=tf.TensorShape([]),
         tokens=tf.TensorShape([None, 1 if fixed_width else None]),
-        decoder_state=tf.nest.map_structure(lambda s: relaxed_shape(s, 1 if fixed_width else 2), loop.decoder_state),
+        decoder_state=tf.nest.map_structure(
+            lambda s: relaxed_shape(s, 1 if fixed_width else 2), loop.decoder_state
+        ),
         done=tf.TensorShape([None]),
         search=tf.nest.map_structure(lambda s: tf.TensorShape([None] * s.shape.rank), loop.search),
     )

@@ -59,7 +59,9 @@ class DecodingStrategy:
         cls.name = name
         if name is not None:
             if name in _STRATEGIES:
-                raise ValueError(f"A decoding strategy named {name!r} is already registered: {_STRATEGIES[name]}.")
+                raise ValueError(
+                    f"A decoding strategy named {name!r} is already registered: {_STRATEGIES[name]}."
+                )
             _STRATEGIES[name] = cls
 
     def width(self):
