@@ -3,7 +3,7 @@
     python benchmarks/decode.py                                  # random reference-size model
     python benchmarks/decode.py --workdir runs/fr_en --tsv dev.tsv
 
-Times greedy search and beam search (widths `--beam_widths`) at batch sizes
+Times greedy search, sampling and beam search (widths `--beam_widths`) at batch sizes
 `--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
 the width is a run-time tensor) and compiled with XLA (`jit_compile=True`), after
 one untimed call that traces and compiles. Reports sentences/s, the cost of each
@@ -30,6 +30,8 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.constants import DEFAULT_LENGTH_PENALTY  # noqa: E402  (standard library only: cheap)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "a zoo-train workdir (default: a random reference-size model)")
 flags.DEFINE_string("tsv", None, "sources to translate (first column), needed with --workdir")
@@ -40,7 +42,10 @@ flags.DEFINE_integer("max_length", 30, "target tokens decoded per sentence of th
 flags.DEFINE_list("batch_sizes", ["1", "64"], "batch sizes")
 flags.DEFINE_list("beam_widths", ["1", "5", "10"], "beam widths")
 flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function) and/or xla")
-flags.DEFINE_float("length_penalty", 0.6, "alpha of the beam search")
+flags.DEFINE_float("length_penalty", DEFAULT_LENGTH_PENALTY, "alpha of the beam search")
+flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
+flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
+flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
 flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch)")
 flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
@@ -80,7 +85,7 @@ def main(argv):
 
     import zoo.models
     from zoo.data.vocabulary import EOS_ID
-    from zoo.decoding import beam_search, greedy_search
+    from zoo.decoding import BeamSearch, Greedy, Sampling, decode
 
     rng = np.random.default_rng(0)
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
@@ -108,17 +113,21 @@ def main(argv):
         model.count_params = base.count_params
 
     searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
+    sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
+    if FLAGS.sampling:
+        searches["sampling"] = sampling
 
-    def decode(source, width):
-        if width is None:
-            return greedy_search(model, source, max_length=max_length)
-        return beam_search(model, source, beam_width=width, length_penalty=FLAGS.length_penalty,
-                           max_length=max_length)
+    def search(source, width):
+        if width is None or isinstance(width, Sampling):
+            return decode(model, source, width or Greedy(), max_length=max_length)
+        return decode(model, source, BeamSearch(width, length_penalty=FLAGS.length_penalty), max_length=max_length)
 
-    graph = tf.function(decode, input_signature=[tf.TensorSpec([None, None], tf.int32),
+    # One graph for every beam width (the width is a run-time tensor), one per other strategy.
+    graph = tf.function(search, input_signature=[tf.TensorSpec([None, None], tf.int32),
                                                  tf.TensorSpec([], tf.int32)])
-    graph_greedy = tf.function(lambda source: decode(source, None),
-                               input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    graph_single = {strategy: tf.function(lambda source, s=strategy: search(source, s),
+                                          input_signature=[tf.TensorSpec([None, None], tf.int32)])
+                    for strategy in (None, sampling)}
     results = []
     for mode in FLAGS.modes:
         for batch_size in batch_sizes:
@@ -128,11 +137,11 @@ def main(argv):
             batches = [tf.constant(trimmed(b)) for b in batches]
             for name, width in searches.items():
                 if mode == "eager":
-                    run = lambda s, w=width: decode(s, w)  # noqa: E731
+                    run = lambda s, w=width: search(s, w)  # noqa: E731
                 elif mode == "graph":
-                    run = (lambda s: graph_greedy(s)) if width is None else (lambda s, w=width: graph(s, w))
+                    run = graph_single[width] if not isinstance(width, int) else (lambda s, w=width: graph(s, w))
                 else:
-                    run = tf.function(lambda s, w=width: decode(s, w), jit_compile=True)
+                    run = tf.function(lambda s, w=width: search(s, w), jit_compile=True)
                 started = time.perf_counter()
                 run(batches[0]).ids.numpy()  # traces / compiles
                 warmup = time.perf_counter() - started

@@ -200,3 +200,42 @@ def hypotheses(result, sentence=0):
     """The token tuples of `result` for one sentence, cut at their lengths."""
     ids, lengths = result.ids.numpy()[sentence], result.lengths.numpy()[sentence]
     return [tuple(int(v) for v in ids[n, : lengths[n]]) for n in range(len(lengths))]
+
+
+def sampling_distribution(model, source_ids, max_length, temperature=1.0, top_k=0):
+    """The exact probability of every sentence `Sampling(temperature, top_k)` can draw for one source.
+
+    At each step the allowed tokens (not PAD_ID, not BOS_ID) keep the `top_k` highest
+    log-probabilities (all when 0) and are drawn from `softmax(log_prob / temperature)`;
+    a sentence ends with the end token or is cut at `max_length`.
+
+    Args:
+        source_ids: int `(1, S)`.
+
+    Returns:
+        dict `{tokens: probability}`, probabilities summing to 1.
+    """
+    memory, state = model.encode(tf.constant(source_ids, tf.int32))
+    allowed = [v for v in range(model.vocab_size) if v not in (PAD_ID, BOS_ID)]
+    prefixes, states, outcomes = [((), 1.0)], {"h": state["h"][:, None, :]}, {}
+    for t in range(max_length):
+        last = [prefix[-1] if prefix else BOS_ID for prefix, _ in prefixes]
+        log_probs, new_states, _ = model.step(tf.constant([last], tf.int32), states, memory)
+        grown, parents = [], []
+        for i, (prefix, probability) in enumerate(prefixes):
+            row = log_probs.numpy()[0, i, allowed].astype(np.float64) / temperature
+            kept = np.argsort(-row, kind="stable")[: top_k or len(allowed)]
+            weights = np.zeros(len(allowed))
+            weights[kept] = np.exp(row[kept] - row[kept].max())
+            for token, weight in zip(allowed, weights / weights.sum()):
+                if weight == 0.0:
+                    continue  # outside the top k: never drawn
+                item = (prefix + (token,), probability * weight)
+                if token == EOS_ID or t + 1 == max_length:
+                    outcomes[item[0]] = item[1]
+                else:
+                    grown.append(item)
+                    parents.append(i)
+        prefixes = grown
+        states = {"h": tf.gather(new_states["h"], parents, axis=1)} if parents else None
+    return outcomes

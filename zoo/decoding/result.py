@@ -31,6 +31,22 @@ class DecodingResult(NamedTuple):
     log_probs: tf.Tensor
     attention: tf.Tensor
 
+    @classmethod
+    def from_time_major(cls, ids, lengths, scores, log_probs, attention):
+        """The record from the time-major histories a search writes.
+
+        Args:
+            ids: int32 `(T, B, N)`; attention: float32 `(T, B, N, S)`;
+            lengths, scores, log_probs: `(B, N)`.
+        """
+        return cls(
+            ids=tf.transpose(ids, [1, 2, 0]),
+            lengths=lengths,
+            scores=scores,
+            log_probs=log_probs,
+            attention=tf.transpose(attention, [1, 2, 0, 3]),
+        )
+
     def trim(self):
         """The same record with T cut down to the longest hypothesis.
 

@@ -1,0 +1,156 @@
+"""`decode`: the one decoding loop, shared setup and step plumbing for every strategy."""
+
+from typing import Any, NamedTuple
+
+import tensorflow as tf
+
+from zoo.data.vocabulary import BOS_ID, PAD_ID
+from zoo.decoding.beams import expand_beams, gather_beams
+from zoo.decoding.constraints import decoding_limits
+from zoo.decoding.history import relaxed_shape
+from zoo.decoding.strategy import DecodingStrategy
+
+
+class SearchInputs(NamedTuple):
+    """What every strategy starts from, computed once per batch.
+
+    Fields:
+        source_ids: int32 `(B, S)` padded with PAD_ID.
+        source_mask: bool `(B, S)`, True at real tokens.
+        limits: int32 `(B,)`: each sentence's most target tokens, end token included.
+        buffer_length: int32 scalar T >= every limit: the length of the histories.
+        memory: the model's per-sentence memory (never tiled per hypothesis).
+        initial_state: the model's initial decoder state, leading dim B.
+    """
+
+    source_ids: tf.Tensor
+    source_mask: tf.Tensor
+    limits: tf.Tensor
+    buffer_length: tf.Tensor
+    memory: Any
+    initial_state: Any
+
+    @property
+    def batch_size(self):
+        return tf.shape(self.source_ids)[0]
+
+    @property
+    def source_length(self):
+        return tf.shape(self.source_ids)[1]
+
+
+class LoopState(NamedTuple):
+    """The variables of the decoding loop.
+
+    Fields:
+        step: int32 scalar t: tokens decoded so far.
+        tokens: int32 `(B, K)`: the last token of each live hypothesis (BOS_ID at t = 0).
+        decoder_state: the model's state, every tensor `(B, K, ...)`.
+        done: bool `(B,)`: sentences whose search has ended.
+        search: the strategy's own search state.
+    """
+
+    step: tf.Tensor
+    tokens: tf.Tensor
+    decoder_state: Any
+    done: tf.Tensor
+    search: Any
+
+
+def prepare(model, source_ids, max_length=None):
+    """Encodes the batch and fixes its length limits: the `SearchInputs` of every strategy.
+
+    Args:
+        model: an object with `encode` and `step` (docs/interfaces.md).
+        source_ids: int `(B, S)` padded with PAD_ID.
+        max_length: None or a positive int / int32 scalar tensor, see `decoding_limits`.
+    """
+    source_ids = tf.cast(source_ids, tf.int32)
+    limits, buffer_length = decoding_limits(source_ids, max_length)
+    memory, state = model.encode(source_ids)
+    return SearchInputs(
+        source_ids=source_ids,
+        source_mask=tf.not_equal(source_ids, PAD_ID),
+        limits=limits,
+        buffer_length=buffer_length,
+        memory=memory,
+        initial_state=state,
+    )
+
+
+def decode(model, source_ids, strategy, max_length=None):
+    """Translates a batch with `strategy`: `zoo.decoding.Greedy()`, `BeamSearch(...)`, `Sampling(...)`.
+
+    The batch is encoded once; then, until every sentence is done or the buffer is
+    full, `model.step` scores the next token of each live hypothesis and the strategy
+    chooses. Works eagerly, in `tf.function` and under `jit_compile=True`.
+
+    Args:
+        model: an object with `encode(source_ids) -> (memory, state)` and
+            `step(token_ids (B, K), state (B, K, ...), memory) -> (log_probs (B, K, V),
+            state, attention (B, K, S))` (docs/interfaces.md).
+        source_ids: int `(B, S)` source token ids padded with PAD_ID.
+        strategy: a `DecodingStrategy`.
+        max_length: None or a positive int / int32 scalar tensor: the most target
+            tokens, end token included. None: `2 * source_length + 10` per sentence.
+
+    Returns:
+        A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores` `(B, N)`
+        descending, `log_probs` `(B, N)`, `attention` `(B, N, T, S)`, where T is
+        `max_length` (`2 * S + 10` by default) and N the strategy's hypotheses per sentence.
+
+    Example:
+
+        result = decode(model, source_ids, BeamSearch(beam_width=5))
+        best = result.ids[:, 0, :]          # (B, T)
+    """
+    if not isinstance(strategy, DecodingStrategy):
+        raise TypeError(
+            f"strategy must be a zoo.decoding strategy such as Greedy() or BeamSearch(4), "
+            f"received {strategy!r}."
+        )
+    inputs = prepare(model, source_ids, max_length)
+    width = strategy.width()
+    start = LoopState(
+        step=tf.constant(0),
+        tokens=tf.fill([inputs.batch_size, width], BOS_ID),
+        decoder_state=expand_beams(inputs.initial_state, width),
+        done=tf.zeros([inputs.batch_size], tf.bool),
+        search=strategy.start(inputs),
+    )
+
+    def keep_going(loop):
+        return tf.logical_and(loop.step < inputs.buffer_length, tf.logical_not(tf.reduce_all(loop.done)))
+
+    def one_step(loop):
+        log_probs, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory)
+        chosen = strategy.advance(inputs, loop, tf.cast(log_probs, tf.float32), tf.cast(attention, tf.float32))
+        if chosen.parents is not None:
+            decoder_state = gather_beams(decoder_state, chosen.parents)
+        return (
+            LoopState(
+                step=loop.step + 1,
+                tokens=chosen.tokens,
+                decoder_state=decoder_state,
+                done=chosen.done,
+                search=chosen.search,
+            ),
+        )
+
+    (final,) = tf.while_loop(keep_going, one_step, (start,), shape_invariants=(_invariants(start, width),))
+    return strategy.finish(inputs, final.step, final.search)
+
+
+def _invariants(loop, width):
+    """Shape invariants of `loop`: batch and hypothesis dims free (unless K is the Python int 1),
+    the model state's feature dims fixed so that layers inside `step` can build."""
+    fixed_width = isinstance(width, int) and width == 1
+    return LoopState(
+        step=tf.TensorShape([]),
+        tokens=tf.TensorShape([None, 1 if fixed_width else None]),
+        decoder_state=tf.nest.map_structure(
+            lambda s: relaxed_shape(s, 1 if fixed_width else 2), loop.decoder_state
+        ),
+        done=tf.TensorShape([None]),
+        search=tf.nest.map_structure(lambda s: tf.TensorShape([None] * s.shape.rank), loop.search),
+    )

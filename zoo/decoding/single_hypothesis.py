@@ -1,0 +1,102 @@
+"""Strategies that follow one hypothesis per sentence, one chosen token at a time (greedy, sampling)."""
+
+from typing import Any, NamedTuple
+
+import tensorflow as tf
+
+from zoo.data.vocabulary import EOS_ID, PAD_ID
+from zoo.decoding.constraints import forbid_special_tokens
+from zoo.decoding.history import write_row
+from zoo.decoding.result import DecodingResult
+from zoo.decoding.strategy import Advance, DecodingStrategy
+
+
+class PathState(NamedTuple):
+    """The loop state of a one-hypothesis search (S source tokens, T = buffer length).
+
+    Fields:
+        log_probs: float32 `(B,)`: the model's log-probability of the tokens so far.
+        lengths: int32 `(B,)`: tokens so far, end token included.
+        coverage: float32 `(B, S)`: attention summed over the tokens so far.
+        ids: int32 `(T, B)`: the chosen tokens, time-major, PAD_ID after the last.
+        attention: float32 `(T, B, S)`: each token's attention, zero rows after the last.
+        choice: what `choose` needs from step to step (`()` when nothing).
+    """
+
+    log_probs: tf.Tensor
+    lengths: tf.Tensor
+    coverage: tf.Tensor
+    ids: tf.Tensor
+    attention: tf.Tensor
+    choice: Any
+
+
+class SingleHypothesisSearch(DecodingStrategy):
+    """One live hypothesis per sentence (K = 1): subclasses only say how a token is chosen.
+
+    PAD_ID and BOS_ID are never produced (see `forbid_special_tokens`). A sentence stops
+    at its first end token or at its length limit; the batch stops when every sentence
+    has stopped, and a sentence's result never depends on the others. The reported
+    `log_probs` are the model's own (whatever `choose` did to pick a token), so they
+    equal `sequence_log_prob` of the returned ids.
+
+    Subclasses implement `choose(log_probs, step, choice) -> token` and may override
+    `start_choice(inputs)` (loop-invariant tensors `choose` needs, `()` by default) and
+    `rank(log_probs, lengths, coverage, source_mask)` (the reported scores, by default
+    the log-probabilities).
+    """
+
+    def width(self):
+        return 1
+
+    def start_choice(self, inputs):
+        return ()
+
+    def choose(self, log_probs, step, choice):
+        """int32 `(B,)`: the next token of each sentence from `log_probs` float32 `(B, V)`
+        (-inf at PAD_ID and BOS_ID); `step` int32 scalar: tokens decoded so far."""
+        raise NotImplementedError(f"{type(self).__name__} must implement choose(log_probs, step, choice).")
+
+    def rank(self, log_probs, lengths, coverage, source_mask):
+        """float32 `(B,)`: the reported score of finished hypotheses."""
+        return log_probs
+
+    def start(self, inputs):
+        batch_size, source_length = inputs.batch_size, inputs.source_length
+        return PathState(
+            log_probs=tf.zeros([batch_size], tf.float32),
+            lengths=tf.zeros([batch_size], tf.int32),
+            coverage=tf.zeros([batch_size, source_length], tf.float32),
+            ids=tf.zeros([inputs.buffer_length, batch_size], tf.int32),
+            attention=tf.zeros([inputs.buffer_length, batch_size, source_length], tf.float32),
+            choice=self.start_choice(inputs),
+        )
+
+    def advance(self, inputs, loop, log_probs, attention):
+        state, t = loop.search, loop.step
+        log_probs = forbid_special_tokens(log_probs)[:, 0]  # (B, V)
+        attention = attention[:, 0]  # (B, S)
+        active = tf.logical_not(loop.done)
+        token = self.choose(log_probs, t, state.choice)  # (B,)
+        token_log_prob = tf.gather(log_probs, token, batch_dims=1)
+        token = tf.where(active, token, PAD_ID)
+        attention = tf.where(active[:, None], attention, 0.0)
+        search = state._replace(
+            log_probs=state.log_probs + tf.where(active, token_log_prob, 0.0),
+            lengths=state.lengths + tf.cast(active, tf.int32),
+            coverage=state.coverage + attention,
+            ids=write_row(state.ids, t, token),
+            attention=write_row(state.attention, t, attention),
+        )
+        done = loop.done | tf.equal(token, EOS_ID) | (t + 1 >= inputs.limits)
+        return Advance(tokens=token[:, None], parents=None, done=done, search=search)
+
+    def finish(self, inputs, steps, search):
+        scores = self.rank(search.log_probs, search.lengths, search.coverage, inputs.source_mask)
+        return DecodingResult.from_time_major(
+            ids=search.ids[:, :, None],
+            lengths=search.lengths[:, None],
+            scores=scores[:, None],
+            log_probs=search.log_probs[:, None],
+            attention=search.attention[:, :, None],
+        )
