@@ -2,7 +2,7 @@
 
 `Translator` is a `tf.Module` that holds a zoo model's variables, the source and target
 tokenizers (their lookup tables) and the decoders of `zoo.decoding`; its four
-`tf.function`s are the serving signatures of CONTRACT.md ("The SavedModel"):
+`tf.function`s are the serving signatures of docs/contract.md ("The SavedModel"):
 
 | signature | inputs | outputs |
 |---|---|---|
