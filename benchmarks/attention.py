@@ -25,23 +25,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from zoo.layers import (  # noqa: E402
-    AdditiveAttention,
-    ConcatAttention,
-    DotAttention,
-    GeneralAttention,
-    ReducedRankAttention,
-)
-
-
-def variants(units, rank):
-    return {
-        "dot": lambda: DotAttention(),
-        "general": lambda: GeneralAttention(),
-        "reduced_rank": lambda: ReducedRankAttention(rank=rank),
-        "concat": lambda: ConcatAttention(units=units),
-        "additive": lambda: AdditiveAttention(units=units),
-    }
+import zoo.layers  # noqa: E402
 
 
 def compile_steps(layer, jit_compile):
@@ -111,8 +95,8 @@ def main():
     mask = np.arange(args.source_length)[None, :] < lengths[:, None]  # (B, Tv)
 
     results = {}
-    for name, make in variants(args.units, args.rank).items():
-        layer = make()
+    for name in zoo.layers.names():
+        layer = zoo.layers.get(name, {"units": args.units, "rank": args.rank})
         layer(query, value, mask=mask)  # builds the weights
         step, step_with_keys, precompute, convert, sync = compile_steps(layer, args.jit_compile)
         q, v, m = convert(query), convert(value), convert(mask)

@@ -3,7 +3,7 @@
     zoo-export --workdir DIR [--export_dir DIR] [--version N]
 
 Writes `EXPORT_DIR/<version>/` (default `DIR/export/`, version = newest + 1) atomically,
-with the signatures of CONTRACT.md and the decoding defaults of the workdir's config.
+with the signatures of docs/contract.md and the decoding defaults of the workdir's config.
 Prints the path of the new version.
 """
 

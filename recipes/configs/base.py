@@ -1,6 +1,10 @@
 """The fields every recipe has, with their defaults; recipes change what they need."""
 
 import ml_collections
+from ml_collections import config_dict
+
+from zoo.data import datasets
+from zoo.models import defaults
 
 from zoo import constants
 
@@ -11,14 +15,10 @@ def get_config():
     config.recipe = "base"  # the recipe's name, recorded in results.json
 
     # -- data -----------------------------------------------------------------------
-    config.dataset = "dates"  # "dates" (built in, generated) or "tsv" (train_tsv / dev_tsv files)
-    config.train_tsv = ""  # `source<TAB>target` training file (dataset "tsv"; overrides dates)
-    config.dev_tsv = ""  # dev file scored with BLEU/chrF after each evaluation interval
-    config.dates_train_size = 20000  # generated training pairs (dataset "dates")
-    config.dates_dev_size = 1000  # generated dev pairs (dates disjoint from training)
-    config.dates_seed = 0  # the generator's seed: same seed, same pairs
-    config.dates_languages = "en,fr,es,de,it,pt"  # comma-separated source languages of `dates`
-    config.max_bad_fraction = 0.1  # share of malformed TSV lines tolerated (skipped with a warning)
+    config.dataset = "dates"  # a name from zoo.data.datasets.names(): "dates" (generated) or "tsv" (files)
+    # Each dataset's own fields, commented in zoo/data/datasets/<name>.py: dates_train_size,
+    # dates_dev_size, dates_seed, dates_languages (dates); train_tsv, dev_tsv, max_bad_fraction (tsv).
+    config.update(datasets.config_fields())
 
     # -- tokenizers -------------------------------------------------------------------
     config.source_tokenizer = "char"  # "char" or "word"
@@ -31,18 +31,22 @@ def get_config():
     config.max_target_length = 64  # target tokens kept per sentence (before </s>)
     config.drop_long = False  # drop over-long training pairs instead of truncating them
 
-    # -- model --------------------------------------------------------------------------
+    # -- model: sizes start from zoo/models/defaults.py, as the presets' do -------------
     config.model = "bahdanau"  # preset name from zoo.models.presets()
-    config.embedding_dim = 256  # source and target embedding size
-    config.encoder_cell = "lstm"  # "lstm" or "gru"
-    config.encoder_units = 256  # units of each encoder direction
-    config.encoder_layers = 1  # stacked bidirectional encoder layers
-    config.decoder_cell = "lstm"  # "lstm" or "gru"
-    config.decoder_units = 512  # decoder RNN units
-    config.attention_units = 256  # hidden size of additive/concat scores (ignored by others)
-    config.attention_rank = 64  # rank of the reduced_rank score (ignored by others)
-    config.output_units = 256  # maxout output size of bahdanau/rnnenc (ignored by luong_*)
-    config.dropout = 0.2  # dropout on embeddings, between layers and before the output
+    config.embedding_dim = defaults.EMBEDDING_DIM  # source and target embedding size
+    config.encoder_cell = defaults.ENCODER_CELL  # "lstm" or "gru"
+    config.encoder_units = defaults.ENCODER_UNITS  # units of each encoder direction
+    config.encoder_layers = defaults.ENCODER_LAYERS  # stacked bidirectional encoder layers
+    config.decoder_cell = defaults.DECODER_CELL  # "lstm" or "gru"
+    config.decoder_units = defaults.DECODER_UNITS  # decoder RNN units
+    config.attention_units = defaults.ATTENTION_UNITS  # hidden size of additive/concat scores (ignored by others)
+    config.attention_rank = defaults.ATTENTION_RANK  # rank of the reduced_rank score (ignored by others)
+    config.output_units = defaults.OUTPUT_UNITS  # maxout output size of bahdanau/rnnenc (ignored by luong_*)
+    config.dropout = defaults.DROPOUT  # dropout on embeddings, between layers and before the output
+    # Choices of the luong_* and reduced_rank presets; None keeps the preset's own.
+    config.attention = config_dict.placeholder(str)  # score name from zoo.layers.names(), e.g. "concat"
+    config.decoder_layers = config_dict.placeholder(int)  # stacked decoder RNN layers
+    config.input_feeding = config_dict.placeholder(bool)  # feed the attentional vector into the next step
     config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (bf16 where native)
 
     # -- optimization ---------------------------------------------------------------------

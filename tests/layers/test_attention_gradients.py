@@ -11,13 +11,8 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.layers import (
-    AdditiveAttention,
-    ConcatAttention,
-    DotAttention,
-    GeneralAttention,
-    ReducedRankAttention,
-)
+import zoo.layers
+from zoo.layers import AdditiveAttention, ConcatAttention, DotAttention
 
 B, TQ, TV, DQ, DV = 3, 2, 5, 3, 4
 LENGTHS = (5, 3, 0)
@@ -76,18 +71,15 @@ def central_differences(loss_fn, params, epsilon):
     return grads
 
 
-@pytest.mark.parametrize(
-    "cls, kwargs, dq",
-    [
-        (AdditiveAttention, {"units": 3}, DQ),
-        (ConcatAttention, {"units": 3}, DQ),
-        (GeneralAttention, {}, DQ),
-        (ReducedRankAttention, {"rank": 2}, DQ),
-        (DotAttention, {"scale": True}, DV),
-    ],
-    ids=["additive", "concat", "general", "reduced_rank", "scaled_dot"],
-)
-def test_gradients_match_central_differences(cls, kwargs, dq):
+# Every registered score; dot with `scale=True`, whose path holds the unscaled one.
+SCORES = [(name, {"scale": True} if name == "dot" else {}) for name in zoo.layers.names()]
+
+
+@pytest.mark.parametrize("name, extra", SCORES, ids=[name for name, _ in SCORES])
+def test_gradients_match_central_differences(name, extra):
+    layer = zoo.layers.get(name, {"units": 3, "rank": 2}, dtype="float64", **extra)
+    cls = type(layer)
+    dq = DV if cls is DotAttention else DQ
     rng = np.random.default_rng(0)
     query = rng.normal(size=(B, TQ, dq))
     value = rng.normal(size=(B, TV, DV))
@@ -95,7 +87,6 @@ def test_gradients_match_central_differences(cls, kwargs, dq):
     r_context = rng.normal(size=(B, TQ, DV))
     r_weights = rng.normal(size=(B, TQ, TV))
 
-    layer = cls(**kwargs, dtype="float64")
     layer(query, value, mask=mask)
     for w in layer.trainable_weights:  # O(1) weights so that tanh is not linear
         w.assign(rng.normal(size=w.shape))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+import zoo.layers
 from layer_test_case import run_layer_test
 from zoo.layers import (
     AdditiveAttention,
@@ -81,21 +82,26 @@ def masked_softmax_and_context(e, h, mask):
     return weights, np.einsum("bti,biv->btv", weights, h)
 
 
+SIZES = {"units": UNITS, "rank": RANK}  # offered to every score; each takes the ones it has
+# Per registered score: (query dim, reference, weight names, value-side key dim).
+REFERENCES = {
+    "dot": (DV, dot_scores, set(), DV),
+    "general": (DQ, general_scores, {"kernel"}, DQ),
+    "reduced_rank": (DQ, reduced_rank_scores, {"query_kernel", "value_kernel"}, RANK),
+    "concat": (DQ, concat_scores, {"kernel", "score_vector"}, UNITS),
+    "additive": (DQ, additive_scores, {"query_kernel", "value_kernel", "score_vector"}, UNITS),
+}
+
+
+def registered(name, **extra):
+    """`(class, constructor kwargs)` of the score `name`, as `zoo.layers.get` makes it."""
+    kwargs = {key: value for key, value in SIZES.items() if key in zoo.layers.arguments(name)}
+    return type(zoo.layers.get(name, SIZES, **extra)), dict(kwargs, **extra)
+
+
 # (id, class, constructor kwargs, query dim, reference, weight names, value-side key dim)
-VARIANTS = [
-    ("dot", DotAttention, {}, DV, dot_scores, set(), DV),
-    ("scaled_dot", DotAttention, {"scale": True}, DV, scaled_dot_scores, set(), DV),
-    ("general", GeneralAttention, {}, DQ, general_scores, {"kernel"}, DQ),
-    (
-        "reduced_rank", ReducedRankAttention, {"rank": RANK}, DQ, reduced_rank_scores,
-        {"query_kernel", "value_kernel"}, RANK,
-    ),
-    ("concat", ConcatAttention, {"units": UNITS}, DQ, concat_scores, {"kernel", "score_vector"}, UNITS),
-    (
-        "additive", AdditiveAttention, {"units": UNITS}, DQ, additive_scores,
-        {"query_kernel", "value_kernel", "score_vector"}, UNITS,
-    ),
-]
+VARIANTS = [(name, *registered(name), *REFERENCES[name]) for name in zoo.layers.names() if name in REFERENCES]
+VARIANTS.append(("scaled_dot", *registered("dot", scale=True), DV, scaled_dot_scores, set(), DV))
 VARIANT_IDS = [v[0] for v in VARIANTS]
 variants = pytest.mark.parametrize(
     "cls, kwargs, dq, reference, weight_names, key_dim", [v[1:] for v in VARIANTS], ids=VARIANT_IDS
@@ -325,6 +331,39 @@ def test_dropout_only_in_training():
 
 
 # -- aliases and registration ------------------------------------------------------
+def test_every_registered_score_is_checked_against_its_equation():
+    assert zoo.layers.names() == ["additive", "concat", "dot", "general", "reduced_rank"]
+    assert sorted(REFERENCES) == zoo.layers.names()
+
+
+def test_the_registry_makes_each_score_by_name_and_alias():
+    assert zoo.layers.aliases() == {"bahdanau": "additive", "multiplicative": "general"}
+    expected = {"additive": AdditiveAttention, "bahdanau": AdditiveAttention, "concat": ConcatAttention,
+                "dot": DotAttention, "general": GeneralAttention, "multiplicative": GeneralAttention,
+                "reduced_rank": ReducedRankAttention}  # fmt: skip
+    for name, cls in expected.items():
+        layer = zoo.layers.get(name, SIZES, name="attention", dtype="mixed_bfloat16", dropout=0.25)
+        assert type(layer) is cls and layer.name == "attention" and layer.dropout == 0.25
+        assert layer.compute_dtype == "bfloat16"
+        assert keras.saving.get_registered_name(cls) == f"zoo>{cls.__name__}"
+    assert zoo.layers.get("concat", units=3).units == 3
+    assert zoo.layers.get("reduced_rank", SIZES).rank == RANK
+    assert zoo.layers.arguments("additive") == ("units", "kernel_initializer", "dropout")
+    assert zoo.layers.arguments("dot") == ("scale", "dropout")
+
+
+def test_the_registry_names_what_was_wrong():
+    with pytest.raises(ValueError, match=r"unknown attention 'luong'; expected one of \['additive', .*'multiplicative'\]"):
+        zoo.layers.get("luong")
+    with pytest.raises(ValueError, match=r"DotAttention: \{'units': 3\}"):
+        zoo.layers.get("dot", units=3)
+    with pytest.raises(ValueError, match=r"already registered"):
+        zoo.layers.register("dot")(type("OtherDot", (zoo.layers.BaseAttention,), {}))
+    with pytest.raises(ValueError, match=r"already registered"):
+        zoo.layers.register("scaled_general", "bahdanau")(type("Other", (zoo.layers.BaseAttention,), {}))
+    assert "scaled_general" not in zoo.layers.names()  # a refused class leaves the registry as it was
+
+
 def test_aliases_are_the_same_classes():
     assert BahdanauAttention is AdditiveAttention
     assert MultiplicativeAttention is GeneralAttention

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+import zoo.layers
 import zoo.models
 
 TINY = dict(embedding_dim=8, encoder_units=6, decoder_units=12, dropout=0.0)
@@ -41,6 +42,9 @@ def test_step_by_step_equals_teacher_forcing(name):
     model = tiny(name)
     logits = ops.convert_to_numpy(model((SOURCE, TARGET_IN)))
     assert logits.shape == (3, 4, 15)
+    forced_logits, forced_attention = (ops.convert_to_numpy(x) for x in model.teacher_forcing((SOURCE, TARGET_IN)))
+    np.testing.assert_array_equal(forced_logits, logits)
+    assert forced_attention.shape == (3, 4, 5) and forced_attention.dtype == np.float32
     expected = ops.convert_to_numpy(ops.log_softmax(logits, axis=-1))
     memory, state = model.encode(SOURCE)
     state = tile(state, 2)  # two identical hypotheses per sentence share one memory
@@ -52,6 +56,8 @@ def test_step_by_step_equals_teacher_forcing(name):
         assert log_probs.shape == (3, 2, 15) and attention.shape == (3, 2, 5)
         np.testing.assert_allclose(log_probs[:, 0], expected[:, t], atol=1e-5)
         np.testing.assert_allclose(log_probs[:, 1], expected[:, t], atol=1e-5)
+        np.testing.assert_allclose(attention[:, 0], forced_attention[:, t], atol=1e-6)
+        np.testing.assert_allclose(attention[:, 1], forced_attention[:, t], atol=1e-6)
         # Padded source positions get no attention; real ones sum to one.
         padding = np.broadcast_to((SOURCE == 0)[:, None, :], attention.shape)
         np.testing.assert_array_equal(attention[padding], 0.0)
@@ -130,3 +136,57 @@ def test_mixed_bfloat16_model_keeps_weights_and_lstm_cell_state_in_float32(name,
         ops.convert_to_numpy(ops.cast(logits, "float32")),
         ops.convert_to_numpy(ops.cast(loaded((SOURCE, TARGET_IN)), "float32")),
     )
+
+
+def test_presets_take_their_sizes_from_the_one_home_of_defaults():
+    defaults = zoo.models.defaults
+    for name in zoo.models.presets():
+        preset = zoo.models.get_preset(name)
+        for field in defaults.SIZE_FIELDS + defaults.CHOICE_FIELDS + ("dropout",):
+            if field in preset.defaults and field != "attention":
+                assert preset.defaults[field] == getattr(defaults, field.upper()), (name, field)
+    assert zoo.models.get_preset("luong_dot").defaults["attention"] == "dot"
+    assert set(zoo.models.get_preset("rnnenc").defaults) == set(TINY) | {
+        "encoder_cell", "encoder_layers", "decoder_cell", "output_units"
+    }
+    model = zoo.models.LuongSeq2Seq(10, 10)  # the class itself has the same defaults
+    assert (model.embedding_dim, model.decoder_units, model.dropout, model.attention_rank) == (256, 512, 0.2, 64)
+
+
+@pytest.mark.parametrize("attention", zoo.layers.names() + sorted(zoo.layers.aliases()))
+def test_luong_decoder_takes_every_registered_score(attention):
+    model = tiny("luong_general", attention=attention, encoder_units=6, decoder_units=12)
+    expected = zoo.layers.get(attention, {"units": 7, "rank": 3})
+    assert type(model.attention) is type(expected) and model.attention.get_config()["name"] == "attention"
+    for size in ("units", "rank"):
+        assert getattr(model.attention, size, None) == getattr(expected, size, None)
+    assert model.get_config()["attention"] == attention
+    assert ops.convert_to_numpy(model((SOURCE, TARGET_IN))).shape == (3, 4, 15)
+
+
+def test_luong_without_input_feeding_has_no_feed_state():
+    fed, unfed = tiny("luong_general"), tiny("luong_general", input_feeding=False, decoder_layers=2)
+    assert len(fed.encode(SOURCE)[1]) == 3  # LSTM h, c and the attentional vector
+    assert len(unfed.encode(SOURCE)[1]) == 4  # two LSTM layers, nothing fed back
+    assert unfed.cells[0].kernel.shape[0] == 8  # reads the embedding only
+
+
+def test_recipe_overrides_keep_what_the_preset_takes():
+    fields = dict(TINY, output_units=5, attention_rank=3, attention=None, decoder_layers=None, input_feeding=None)
+    assert zoo.models.recipe_overrides("luong_dot", fields) == dict(TINY, attention_rank=3)
+    assert zoo.models.recipe_overrides("rnnenc", fields) == dict(TINY, output_units=5)
+    fields.update(attention="concat", decoder_layers=2, input_feeding=False)
+    overrides = zoo.models.recipe_overrides("luong_dot", fields)
+    assert (overrides["attention"], overrides["decoder_layers"], overrides["input_feeding"]) == ("concat", 2, False)
+    with pytest.raises(ValueError, match=r"attention='concat' does not apply to preset 'bahdanau'.*'luong_dot'"):
+        zoo.models.recipe_overrides("bahdanau", fields)
+
+
+def test_bad_choices_name_the_field_and_the_allowed_values():
+    with pytest.raises(ValueError, match=r"attention: unknown attention 'luong'; expected one of \['additive'"):
+        zoo.models.check("luong_general", attention="luong")
+    with pytest.raises(ValueError, match=r"decoder_layers must be an int >= 1, received 0"):
+        zoo.models.check("luong_general", decoder_layers=0)
+    with pytest.raises(ValueError, match=r"input_feeding must be True or False, received 'yes'"):
+        zoo.models.check("luong_general", input_feeding="yes")
+    zoo.models.check("luong_general", attention="bahdanau", decoder_layers=3, input_feeding=False)

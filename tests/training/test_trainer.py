@@ -143,6 +143,9 @@ BAD_INPUTS = {
     "malformed-tsv": (["--recipe", "text", "--train_tsv", "{malformed}"], r"malformed\.tsv:2"),
     "empty-tsv": (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),
     "dates-with-dev-only": (["--dev_tsv", "{malformed}"], r"--dev_tsv needs --train_tsv"),
+    "unknown-attention": (["--model", "luong_general", "--config.attention=luong"],
+                          r"attention: unknown attention 'luong'; expected one of \[.*'reduced_rank'"),
+    "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"),
 }
 
 

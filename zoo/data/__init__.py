@@ -22,3 +22,4 @@ from zoo.data.tokenizer import (
 from zoo.data.tsv import BadLine, DataError, TsvReport, read_tsv, read_tsv_report, write_tsv
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from zoo.data.word_tokenizer import WordTokenizer
+from zoo.data import datasets  # the named datasets of zoo-train (zoo.data.datasets.names())

@@ -30,89 +30,10 @@ import random
 
 from babel import dates as babel_dates
 
+from zoo.data.date_templates import TEMPLATES
 from zoo.data.tsv import write_tsv
 
 DEFAULT_LANGUAGES = ("en", "fr", "es", "de", "it", "pt")
-
-# Placeholders: {d} 3, {dd} 03, {m} 3, {mm} 03, {yyyy} 2021, {yy} 21, {month} March,
-# {mon} Mar, {weekday} Wednesday, {wkd} Wed, {dth} 3rd (English), {d1} 1er/3 (French).
-_FORMATS = {
-    "en": (
-        "{month} {d}, {yyyy}",
-        "{month} {dth}, {yyyy}",
-        "{mon} {d}, {yyyy}",
-        "{mon} {dth} {yyyy}",
-        "{d} {month} {yyyy}",
-        "{dth} {month} {yyyy}",
-        "the {dth} of {month}, {yyyy}",
-        "{weekday}, {month} {d}, {yyyy}",
-        "{weekday}, {d} {month} {yyyy}",
-        "{wkd}, {mon} {d}, {yyyy}",
-        "{m}/{d}/{yyyy}",
-        "{mm}/{dd}/{yyyy}",
-        "{m}/{d}/{yy}",
-        "{mm}-{dd}-{yy}",
-    ),
-    "fr": (
-        "{d1} {month} {yyyy}",
-        "le {d1} {month} {yyyy}",
-        "{weekday} {d1} {month} {yyyy}",
-        "le {weekday} {d1} {month} {yyyy}",
-        "{d} {mon} {yyyy}",
-        "{wkd} {d} {mon} {yyyy}",
-        "{dd}/{mm}/{yyyy}",
-        "{d}/{m}/{yy}",
-        "{dd}-{mm}-{yyyy}",
-        "{dd}.{mm}.{yy}",
-    ),
-    "es": (
-        "{d} de {month} de {yyyy}",
-        "{weekday}, {d} de {month} de {yyyy}",
-        "el {weekday} {d} de {month} de {yyyy}",
-        "el {d} de {month} del {yyyy}",
-        "{d} {mon} {yyyy}",
-        "{d}-{mon}-{yyyy}",
-        "{dd}/{mm}/{yyyy}",
-        "{d}/{m}/{yy}",
-        "{dd}-{mm}-{yy}",
-    ),
-    "de": (
-        "{d}. {month} {yyyy}",
-        "{weekday}, {d}. {month} {yyyy}",
-        "am {d}. {month} {yyyy}",
-        "{wkd}, {d}. {mon} {yyyy}",
-        "{d}. {mon} {yyyy}",
-        "{dd}.{mm}.{yyyy}",
-        "{dd}.{mm}.{yy}",
-        "{d}.{m}.{yyyy}",
-        "{yyyy}-{mm}-{dd}",
-    ),
-    "it": (
-        "{d} {month} {yyyy}",
-        "il {d} {month} {yyyy}",
-        "{weekday} {d} {month} {yyyy}",
-        "{wkd} {d} {mon} {yyyy}",
-        "{d} {mon} {yyyy}",
-        "{dd}/{mm}/{yyyy}",
-        "{dd}/{mm}/{yy}",
-        "{d}-{m}-{yyyy}",
-    ),
-    "pt": (
-        "{d} de {month} de {yyyy}",
-        "{weekday}, {d} de {month} de {yyyy}",
-        "{d} de {mon} de {yyyy}",
-        "{wkd}, {d} {mon} {yyyy}",
-        "{dd}/{mm}/{yyyy}",
-        "{d}/{m}/{yy}",
-        "{dd}-{mm}-{yyyy}",
-    ),
-    "ja": (
-        "{yyyy}年{m}月{d}日",
-        "{yyyy}年{m}月{d}日({wkd})",
-        "{yyyy}年{m}月{d}日{weekday}",
-        "{yyyy}/{mm}/{dd}",
-    ),
-}
 
 _CASES = ("as_is", "upper", "lower", "capitalized")
 _CASE_WEIGHTS = (0.76, 0.1, 0.08, 0.06)
@@ -132,13 +53,13 @@ class DateExample:
 
 def date_languages():
     """The languages `generate_dates` can write."""
-    return tuple(_FORMATS)
+    return tuple(TEMPLATES)
 
 
 def date_formats(language):
     """The source templates of a language, e.g. `"{d} de {month} de {yyyy}"`."""
     _check_languages((language,))
-    return _FORMATS[language]
+    return TEMPLATES[language]
 
 
 class _Writer:
@@ -151,7 +72,7 @@ class _Writer:
         # Babel numbers weekdays like datetime.date.weekday(): 0 is Monday.
         self.weekdays = _names(babel_dates.get_day_names, "wide", language, range(7))
         self.wkds = _names(babel_dates.get_day_names, "abbreviated", language, range(7))
-        self.templates = _FORMATS[language]
+        self.templates = TEMPLATES[language]
         self.templates_4digit = tuple(t for t in self.templates if "{yy}" not in t)
 
     def write(self, date, rng):
@@ -196,9 +117,9 @@ def _english_ordinal(day):
 def _check_languages(langs):
     if not langs:
         raise ValueError("expected at least one language, got none")
-    unknown = [lang for lang in langs if lang not in _FORMATS]
+    unknown = [lang for lang in langs if lang not in TEMPLATES]
     if unknown:
-        raise ValueError(f"unknown date language(s) {unknown}, expected some of {list(_FORMATS)}")
+        raise ValueError(f"unknown date language(s) {unknown}, expected some of {list(TEMPLATES)}")
 
 
 def _day_range(start_year, end_year):

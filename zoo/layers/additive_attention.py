@@ -5,9 +5,10 @@ from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
 from zoo.layers.concat_attention import check_units, tanh_score
+from zoo.layers.registry import register
 
 
-@keras.saving.register_keras_serializable(package="zoo")
+@register("additive", "bahdanau")
 class AdditiveAttention(BaseAttention):
     """Additive attention: `e_i = v^T tanh(W1 h_i + W2 s)`.
 

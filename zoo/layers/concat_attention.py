@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.registry import register
 
 
 def tanh_score(keys, projected_query, score_vector):
@@ -21,7 +22,7 @@ def check_units(layer_name, units):
     return units
 
 
-@keras.saving.register_keras_serializable(package="zoo")
+@register("concat")
 class ConcatAttention(BaseAttention):
     """Concat attention: `e_i = v^T tanh(W [h_i; s])`.
 

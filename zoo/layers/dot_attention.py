@@ -4,9 +4,10 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.registry import register
 
 
-@keras.saving.register_keras_serializable(package="zoo")
+@register("dot")
 class DotAttention(BaseAttention):
     """Dot-product attention: `e_i = s^T h_i` (optionally `/ sqrt(d)`).
 

@@ -4,9 +4,10 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.registry import register
 
 
-@keras.saving.register_keras_serializable(package="zoo")
+@register("general", "multiplicative")
 class GeneralAttention(BaseAttention):
     """Multiplicative attention: `e_i = s^T W h_i`.
 

@@ -4,9 +4,10 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.registry import register
 
 
-@keras.saving.register_keras_serializable(package="zoo")
+@register("reduced_rank")
 class ReducedRankAttention(BaseAttention):
     """Low-rank multiplicative attention: `e_i = (Q s)^T (R h_i)`.
 

@@ -1,7 +1,8 @@
 """Encoder-decoder models and the catalog of named presets."""
 
+from zoo.models import defaults
 from zoo.models.bahdanau import BahdanauSeq2Seq
-from zoo.models.catalog import PRESETS, Preset, build, get_preset, presets
+from zoo.models.catalog import PRESETS, Preset, build, check, get_preset, presets, recipe_overrides
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.luong import LuongSeq2Seq
 from zoo.models.recurrent_cells import GRUCell, LSTMCell
@@ -19,6 +20,9 @@ __all__ = [
     "RNNEncSeq2Seq",
     "Seq2Seq",
     "build",
+    "check",
+    "defaults",
     "get_preset",
     "presets",
+    "recipe_overrides",
 ]

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo import layers
+from zoo.models import defaults
 from zoo.models.maxout_output import MaxoutOutput
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
@@ -28,7 +29,7 @@ class BahdanauSeq2Seq(Seq2Seq):
     Learning to Align and Translate", ICLR 2015, section 3 and appendix A.
     """
 
-    def __init__(self, *args, attention_units=256, output_units=256, **kwargs):
+    def __init__(self, *args, attention_units=defaults.ATTENTION_UNITS, output_units=defaults.OUTPUT_UNITS, **kwargs):
         self.attention_units = attention_units
         self.output_units = int(output_units)
         super().__init__(*args, **kwargs)
@@ -58,12 +59,10 @@ class BahdanauSeq2Seq(Seq2Seq):
         previous = state[0]  # s_{i-1} (B, K, D)
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
         output, state = self.cell.step(gates + self.cell.project_extra(context), state)
-        step_outputs = [output, context, ops.cast(weights, output.dtype)]
-        return ops.concatenate(step_outputs, axis=-1), state
+        return ops.concatenate([output, context], axis=-1), weights, state  # features [s_i; c_i]
 
-    def output_logits(self, step_outputs, embedded, training=None):
-        features = step_outputs[..., : self.decoder_units + self.memory_dim]  # [s_i; c_i]
-        features = ops.concatenate([features, embedded], axis=-1)
+    def output_logits(self, features, embedded, training=None):
+        features = ops.concatenate([features, embedded], axis=-1)  # [s_i; c_i; E y_{i-1}]
         return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):

@@ -1,15 +1,22 @@
 """The zoo: named presets of encoder-decoder models."""
 
 import dataclasses
+import inspect
 
+from zoo.models import defaults
 from zoo.models.bahdanau import BahdanauSeq2Seq
 from zoo.models.luong import LuongSeq2Seq
 from zoo.models.rnnenc import RNNEncSeq2Seq
+from zoo.models.seq2seq import Seq2Seq
 
 
 @dataclasses.dataclass(frozen=True)
 class Preset:
-    """A named model: its class, default sizes and the paper it follows."""
+    """A named model: its class, its constructor arguments and the paper it follows.
+
+    `defaults` holds every constructor argument of `model_class` (sizes from
+    `zoo.models.defaults`) with the preset's own choices applied, e.g. `attention="dot"`.
+    """
 
     name: str
     model_class: type
@@ -18,32 +25,41 @@ class Preset:
     description: str
 
 
-_COMMON = dict(embedding_dim=256, encoder_cell="lstm", encoder_units=256, encoder_layers=1,
-               decoder_cell="lstm", decoder_units=512, dropout=0.2)
+def constructor_defaults(model_class):
+    """`{argument: default}` of a `Seq2Seq` subclass's constructor and its bases'."""
+    found = {}
+    for cls in reversed(model_class.__mro__):
+        if issubclass(cls, Seq2Seq):
+            for parameter in inspect.signature(cls.__init__).parameters.values():
+                if parameter.default is not parameter.empty:
+                    found[parameter.name] = parameter.default
+    return found
+
+
+def _preset(name, model_class, choices, paper, description):
+    return Preset(name, model_class, dict(constructor_defaults(model_class), **choices), paper, description)
+
+
+_LUONG = "Luong, Pham, Manning, EMNLP 2015"
 
 PRESETS = {
     preset.name: preset
     for preset in (
-        Preset("rnnenc", RNNEncSeq2Seq, dict(_COMMON, output_units=256),
-               "Cho et al., EMNLP 2014 (RNNenc in Bahdanau et al., ICLR 2015)",
-               "no attention: one fixed context vector conditions every step (the baseline)"),
-        Preset("bahdanau", BahdanauSeq2Seq, dict(_COMMON, attention_units=256, output_units=256),
-               "Bahdanau, Cho, Bengio, ICLR 2015",
-               "RNNsearch: additive attention on the previous state, context into the RNN, maxout output"),
-        Preset("luong_dot", LuongSeq2Seq, dict(_COMMON, attention="dot", input_feeding=True),
-               "Luong, Pham, Manning, EMNLP 2015",
-               "global attention, dot score on the current state, input feeding"),
-        Preset("luong_general", LuongSeq2Seq, dict(_COMMON, attention="general", input_feeding=True),
-               "Luong, Pham, Manning, EMNLP 2015",
-               "global attention, general (multiplicative) score, input feeding"),
-        Preset("luong_concat", LuongSeq2Seq, dict(_COMMON, attention="concat", attention_units=256, input_feeding=True),
-               "Luong, Pham, Manning, EMNLP 2015",
-               "global attention, concat score v^T tanh(W[h; s]), input feeding"),
-        Preset("reduced_rank", LuongSeq2Seq, dict(_COMMON, attention="reduced_rank", attention_rank=64, input_feeding=True),
-               "Luong et al. 2015 with a low-rank bilinear score",
-               "Luong decoder with the reduced-rank multiplicative score (Q s)^T (R h)"),
+        _preset("rnnenc", RNNEncSeq2Seq, {}, "Cho et al., EMNLP 2014 (RNNenc in Bahdanau et al., ICLR 2015)",
+                "no attention: one fixed context vector conditions every step (the baseline)"),
+        _preset("bahdanau", BahdanauSeq2Seq, {}, "Bahdanau, Cho, Bengio, ICLR 2015",
+                "RNNsearch: additive attention on the previous state, context into the RNN, maxout output"),
+        _preset("luong_dot", LuongSeq2Seq, dict(attention="dot"), _LUONG,
+                "global attention, dot score on the current state, input feeding"),
+        _preset("luong_general", LuongSeq2Seq, dict(attention="general"), _LUONG,
+                "global attention, general (multiplicative) score, input feeding"),
+        _preset("luong_concat", LuongSeq2Seq, dict(attention="concat"), _LUONG,
+                "global attention, concat score v^T tanh(W[h; s]), input feeding"),
+        _preset("reduced_rank", LuongSeq2Seq, dict(attention="reduced_rank"),
+                "Luong et al. 2015 with a low-rank bilinear score",
+                "Luong decoder with the reduced-rank multiplicative score (Q s)^T (R h)"),
     )
-}
+}  # fmt: skip
 
 
 def presets():
@@ -55,6 +71,58 @@ def get_preset(name):
     if name not in PRESETS:
         raise ValueError(f"Unknown model preset {name!r}; expected one of {presets()}.")
     return PRESETS[name]
+
+
+def recipe_overrides(name, fields):
+    """The constructor arguments that a recipe's fields give the preset `name`.
+
+    Args:
+        name: a name from `presets()`.
+        fields: a mapping with the recipe's model fields (`defaults.SIZE_FIELDS`,
+            `defaults.CHOICE_FIELDS`, "dropout"); missing ones are left to the preset.
+
+    Returns:
+        `{argument: value}` for `build(name, ..., **overrides)`: the sizes the preset
+        takes (a size it has no use for, e.g. `output_units` for `luong_*`, is left
+        out) and the choices that are not None.
+
+    Raises:
+        ValueError: a choice (attention, decoder_layers, input_feeding) set for a
+            preset without it; the message names the field and the presets that take it.
+    """
+    preset = get_preset(name)
+    overrides = {}
+    for field in defaults.SIZE_FIELDS + ("dropout",):
+        if field in fields and field in preset.defaults:
+            overrides[field] = fields[field]
+    for field in defaults.CHOICE_FIELDS:
+        value = fields[field] if field in fields else None
+        if value is None:
+            continue
+        if field not in preset.defaults:
+            takers = [p.name for p in PRESETS.values() if field in p.defaults]
+            raise ValueError(f"{field}={value!r} does not apply to preset {name!r}; expected it unset (None), "
+                             f"or a preset that has it: {takers}")
+        overrides[field] = value
+    return overrides
+
+
+def _construct(name, source_vocab_size, target_vocab_size, overrides):
+    preset = get_preset(name)
+    config = dict(preset.defaults)
+    config.update(overrides)
+    try:
+        return preset.model_class(source_vocab_size, target_vocab_size, name=name, **config)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Preset {name!r} ({preset.model_class.__name__}): bad override: {error}") from None
+
+
+def check(name, **overrides):
+    """Raises the ValueError that `build(name, ..., **overrides)` would raise for bad overrides, building nothing.
+
+    Sizes that only the weights reveal (the dot score's `Dq == Dv`) are checked by `build`.
+    """
+    _construct(name, 8, 8, overrides)
 
 
 def build(name, source_vocab_size, target_vocab_size, **overrides):
@@ -69,12 +137,6 @@ def build(name, source_vocab_size, target_vocab_size, **overrides):
     Returns:
         A built `Seq2Seq` Keras model.
     """
-    preset = get_preset(name)
-    config = dict(preset.defaults)
-    config.update(overrides)
-    try:
-        model = preset.model_class(source_vocab_size, target_vocab_size, name=name, **config)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"Preset {name!r} ({preset.model_class.__name__}): bad override: {error}") from None
+    model = _construct(name, source_vocab_size, target_vocab_size, overrides)
     model.build()
     return model

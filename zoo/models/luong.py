@@ -4,16 +4,9 @@ import keras
 from keras import ops
 
 from zoo import layers
+from zoo.models import defaults
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
-
-ATTENTIONS = {
-    "dot": lambda units, rank, dtype: layers.DotAttention(name="attention", dtype=dtype),
-    "general": lambda units, rank, dtype: layers.GeneralAttention(name="attention", dtype=dtype),
-    "concat": lambda units, rank, dtype: layers.ConcatAttention(units, name="attention", dtype=dtype),
-    "reduced_rank": lambda units, rank, dtype: layers.ReducedRankAttention(rank, name="attention", dtype=dtype),
-    "additive": lambda units, rank, dtype: layers.AdditiveAttention(units, name="attention", dtype=dtype),
-}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -29,11 +22,12 @@ class LuongSeq2Seq(Seq2Seq):
     and `h~_0 = 0`.
 
     Args (beyond `Seq2Seq`'s):
-        attention: "dot", "general", "concat", "reduced_rank" or "additive".
+        attention: the score, a name from `zoo.layers.names()` (or an alias):
+            "dot", "general", "concat", "reduced_rank", "additive".
         attention_units: hidden size of the concat/additive scores.
         attention_rank: rank of the reduced-rank score.
-        decoder_layers: number of stacked decoder RNN layers.
-        input_feeding: feed `h~_{t-1}` into the next step (section 3.3).
+        decoder_layers: int >= 1, number of stacked decoder RNN layers.
+        input_feeding: bool, feed `h~_{t-1}` into the next step (section 3.3).
 
     Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based
     Neural Machine Translation", EMNLP 2015, sections 3.1 and 3.3.
@@ -42,20 +36,26 @@ class LuongSeq2Seq(Seq2Seq):
     def __init__(
         self,
         *args,
-        attention="general",
-        attention_units=256,
-        attention_rank=64,
-        decoder_layers=1,
-        input_feeding=True,
+        attention=defaults.ATTENTION,
+        attention_units=defaults.ATTENTION_UNITS,
+        attention_rank=defaults.ATTENTION_RANK,
+        decoder_layers=defaults.DECODER_LAYERS,
+        input_feeding=defaults.INPUT_FEEDING,
         **kwargs,
     ):
-        if attention not in ATTENTIONS:
-            raise ValueError(f"LuongSeq2Seq: unknown attention {attention!r}; expected one of {sorted(ATTENTIONS)}.")
+        try:
+            layers.canonical_name(attention)
+        except ValueError as error:
+            raise ValueError(f"LuongSeq2Seq: attention: {error}") from None
+        if not isinstance(decoder_layers, int) or isinstance(decoder_layers, bool) or decoder_layers < 1:
+            raise ValueError(f"LuongSeq2Seq: decoder_layers must be an int >= 1, received {decoder_layers!r}.")
+        if not isinstance(input_feeding, bool):
+            raise ValueError(f"LuongSeq2Seq: input_feeding must be True or False, received {input_feeding!r}.")
         self.attention_type = attention
         self.attention_units = attention_units
         self.attention_rank = attention_rank
-        self.decoder_layers = int(decoder_layers)
-        self.input_feeding = bool(input_feeding)
+        self.decoder_layers = decoder_layers
+        self.input_feeding = input_feeding
         super().__init__(*args, **kwargs)
 
     def make_decoder(self):
@@ -69,7 +69,8 @@ class LuongSeq2Seq(Seq2Seq):
         self.bridges = [
             keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}", dtype=self.dtype_policy) for i in range(self.decoder_layers)
         ]
-        self.attention = ATTENTIONS[self.attention_type](self.attention_units, self.attention_rank, self.dtype_policy)
+        sizes = {"units": self.attention_units, "rank": self.attention_rank}  # each score takes its own
+        self.attention = layers.get(self.attention_type, sizes, name="attention", dtype=self.dtype_policy)
         self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional", dtype=self.dtype_policy)
         self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
 
@@ -107,11 +108,10 @@ class LuongSeq2Seq(Seq2Seq):
         attentional = self.attentional(ops.concatenate([context, inputs], axis=-1))  # h~_t (B, K, D)
         if self.input_feeding:
             new_state.append(attentional)
-        return ops.concatenate([attentional, ops.cast(weights, attentional.dtype)], axis=-1), tuple(new_state)
+        return attentional, weights, tuple(new_state)
 
-    def output_logits(self, step_outputs, embedded, training=None):
-        attentional = step_outputs[..., : self.decoder_units]
-        return self.output_projection(self.output_dropout(attentional, training=training))
+    def output_logits(self, features, embedded, training=None):
+        return self.output_projection(self.output_dropout(features, training=training))  # features: h~_t
 
     def get_config(self):
         config = super().get_config()

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.models import defaults
 from zoo.models.maxout_output import MaxoutOutput
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
@@ -27,7 +28,7 @@ class RNNEncSeq2Seq(Seq2Seq):
     "RNNenc" baseline of Bahdanau et al., ICLR 2015.
     """
 
-    def __init__(self, *args, output_units=256, **kwargs):
+    def __init__(self, *args, output_units=defaults.OUTPUT_UNITS, **kwargs):
         self.output_units = int(output_units)
         super().__init__(*args, **kwargs)
 
@@ -63,11 +64,10 @@ class RNNEncSeq2Seq(Seq2Seq):
         ones = ops.ones_like(output[..., :1])  # (B, K, 1)
         context = ops.expand_dims(memory["context"], 1) * ones  # (B, K, D)
         weights = ops.expand_dims(ops.zeros_like(ops.cast(memory["mask"], output.dtype)), 1) * ones  # (B, K, S)
-        return ops.concatenate([output, context, weights], axis=-1), state
+        return ops.concatenate([output, context], axis=-1), weights, state  # features [s_i; c]
 
-    def output_logits(self, step_outputs, embedded, training=None):
-        features = step_outputs[..., : 2 * self.decoder_units]  # [s_i; c]
-        features = ops.concatenate([features, embedded], axis=-1)
+    def output_logits(self, features, embedded, training=None):
+        features = ops.concatenate([features, embedded], axis=-1)  # [s_i; c; E y_{i-1}]
         return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):

@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.data.vocabulary import PAD_ID
+from zoo.constants import PAD_ID
+from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.time_loop import scan
 
@@ -16,9 +17,13 @@ class Seq2Seq(keras.Model):
       - `decoder_memory(outputs, mask, final_forward, final_backward)`: the
         per-sentence tensors the decoder reads at every step, and its initial state.
       - `recur(gates, state, memory, training)`: one recurrence for all K
-        hypotheses, returning the step outputs `(B, K, D_out)` and the new state.
-      - `output_logits(step_outputs, embedded, training)`: logits from the step
-        outputs, computed outside the time loop during training.
+        hypotheses, returning `(features, attention, state)`: the features the
+        output layer reads `(B, K, D_feat)`, the attention weights `(B, K, S)` and
+        the new state.
+      - `output_logits(features, embedded, training)`: logits from the features,
+        computed outside the time loop during training.
+
+    Defaults of every size: `zoo.models.defaults`.
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes, reserved ids included.
@@ -44,13 +49,13 @@ class Seq2Seq(keras.Model):
         self,
         source_vocab_size,
         target_vocab_size,
-        embedding_dim=256,
-        encoder_cell="lstm",
-        encoder_units=256,
-        encoder_layers=1,
-        decoder_cell="lstm",
-        decoder_units=512,
-        dropout=0.0,
+        embedding_dim=defaults.EMBEDDING_DIM,
+        encoder_cell=defaults.ENCODER_CELL,
+        encoder_units=defaults.ENCODER_UNITS,
+        encoder_layers=defaults.ENCODER_LAYERS,
+        decoder_cell=defaults.DECODER_CELL,
+        decoder_units=defaults.DECODER_UNITS,
+        dropout=defaults.DROPOUT,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -93,7 +98,7 @@ class Seq2Seq(keras.Model):
     def recur(self, gates, state, memory, training=None):
         raise NotImplementedError
 
-    def output_logits(self, step_outputs, embedded, training=None):
+    def output_logits(self, features, embedded, training=None):
         raise NotImplementedError
 
     @property
@@ -131,6 +136,19 @@ class Seq2Seq(keras.Model):
         return self.decoder_memory(outputs, mask, final_forward, final_backward)
 
     def call(self, inputs, training=None):
+        return self.teacher_forcing(inputs, training=training)[0]
+
+    def teacher_forcing(self, inputs, training=None):
+        """Decodes the reference: every step reads the previous reference token.
+
+        Args:
+            inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`.
+            training: bool.
+
+        Returns:
+            `(logits, attention)`: float32 `(B, T, V)` and float32 `(B, T, S)`, the
+            attention weights of every step (zeros for a model without attention).
+        """
         source_ids, target_in_ids = inputs
         memory, state = self.encode(source_ids, training=training)
         target_in_ids = ops.cast(target_in_ids, "int32")
@@ -139,13 +157,14 @@ class Seq2Seq(keras.Model):
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
 
         def body(state, gates_t):  # gates_t (B, G)
-            step_outputs, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training)
-            return state, ops.squeeze(step_outputs, 1)  # (B, D_out)
+            features, attention, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training)
+            return state, (ops.squeeze(features, 1), ops.squeeze(attention, 1))  # (B, D_feat), (B, S)
 
-        _, step_outputs = scan(body, state, ops.transpose(gates, (1, 0, 2)))  # (T, B, D_out)
-        step_outputs = ops.transpose(step_outputs, (1, 0, 2))  # (B, T, D_out)
+        _, (features, attention) = scan(body, state, ops.transpose(gates, (1, 0, 2)))  # (T, B, ...)
+        features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
+        attention = ops.cast(ops.transpose(attention, (1, 0, 2)), "float32")  # (B, T, S)
         # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.
-        return ops.cast(self.output_logits(step_outputs, embedded, training=training), "float32")
+        return ops.cast(self.output_logits(features, embedded, training=training), "float32"), attention
 
     def step(self, token_ids, state, memory):
         """One decoder step for K hypotheses per sentence.
@@ -161,15 +180,10 @@ class Seq2Seq(keras.Model):
         """
         embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, K, E)
         gates = self.decoder_input_cell.project_inputs(embedded)
-        step_outputs, state = self.recur(gates, state, memory, training=False)
-        logits = self.output_logits(step_outputs, embedded, training=False)  # (B, K, V)
+        features, attention, state = self.recur(gates, state, memory, training=False)
+        logits = self.output_logits(features, embedded, training=False)  # (B, K, V)
         log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
-        return log_probs, state, ops.cast(self.step_attention(step_outputs, memory), "float32")
-
-    def step_attention(self, step_outputs, memory):
-        """The attention weights `(B, K, S)` carried in the step outputs."""
-        source_length = ops.shape(memory["mask"])[1]
-        return step_outputs[..., -source_length:]
+        return log_probs, state, ops.cast(attention, "float32")
 
     def get_config(self):
         config = super().get_config()

@@ -1,4 +1,4 @@
-"""A scan over time whose per-step output may differ in shape from the carried state."""
+"""A scan over time whose per-step outputs may differ in structure and shape from the carried state."""
 
 import keras
 from keras import ops
@@ -7,8 +7,18 @@ from keras import ops
 def scan(fn, init, xs):
     """Runs `carry, y = fn(carry, x)` over the leading axis of `xs`; returns `(carry, ys)`.
 
-    `y` is one tensor. Keras' own `ops.scan` on the TensorFlow backend requires `y`
-    to have the carry's structure, so TensorFlow gets its own while loop here.
+    Args:
+        fn: `(carry, x) -> (carry, y)`; `carry` and `y` are nested structures (tuples,
+            lists, dicts) of tensors, `y` of any structure of its own.
+        init: the initial carry.
+        xs: a tensor `(T, ...)`, read one step `(...)` at a time.
+
+    Returns:
+        `(carry, ys)`: the last carry, and `y`'s structure with every tensor stacked
+        over time, `(T, ...)`.
+
+    Keras' own `ops.scan` on the TensorFlow backend requires `y` to have the carry's
+    structure, so TensorFlow gets its own while loop here.
     """
     if keras.backend.backend() != "tensorflow":
         return ops.scan(fn, init, xs)
@@ -17,17 +27,23 @@ def scan(fn, init, xs):
     xs = tf.convert_to_tensor(xs)
     length = tf.shape(xs)[0]
     inputs = tf.TensorArray(xs.dtype, size=length, element_shape=xs.shape[1:]).unstack(xs)
-    # The first step runs before the loop: its output gives the dtype and shape of all.
+    # The first step runs before the loop: its outputs give the dtypes and shapes of all.
     carry, first = fn(init, inputs.read(0))
-    outputs = tf.TensorArray(first.dtype, size=length, element_shape=first.shape).write(0, first)
+    first_leaves = tf.nest.flatten(first)
+    outputs = [
+        tf.TensorArray(y.dtype, size=length, element_shape=y.shape).write(0, y) for y in first_leaves
+    ]
 
     def body(i, carry, outputs):
         carry, y = fn(carry, inputs.read(i))
-        return i + 1, carry, outputs.write(i, y)
+        return i + 1, carry, [array.write(i, leaf) for array, leaf in zip(outputs, tf.nest.flatten(y))]
 
     _, carry, outputs = tf.while_loop(
         lambda i, *_: i < length, body, (tf.constant(1), carry, outputs), maximum_iterations=length - 1
     )
-    ys = outputs.stack()
-    ys.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(first.shape))
-    return carry, ys
+    ys = []
+    for array, leaf in zip(outputs, first_leaves):
+        stacked = array.stack()
+        stacked.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(leaf.shape))
+        ys.append(stacked)
+    return carry, tf.nest.pack_sequence_as(first, ys)

@@ -14,7 +14,6 @@ same command again continues after the last completed epoch.
 
 import json
 import os
-import random
 import time
 import warnings
 
@@ -23,7 +22,7 @@ import tensorflow as tf
 
 import zoo.models
 from zoo import data, metrics
-from zoo.data import DataError
+from zoo.data import datasets
 from zoo.data.pipeline import make_dataset
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
@@ -32,56 +31,25 @@ from zoo.training.precision import resolve_precision
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
 # with other values cannot be resumed.
-MODEL_FIELDS = (
-    "model", "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "decoder_cell",
-    "decoder_units", "attention_units", "attention_rank", "output_units",
-)  # fmt: skip
+MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
 VOCAB_FIELDS = (
     "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
     "vocab_min_count", "lowercase",
 )  # fmt: skip
-_PRESET_FIELDS = MODEL_FIELDS[1:] + ("dropout",)  # passed to the preset when it has them
 
 
 # -- data -----------------------------------------------------------------------------------
 
 
 def load_data(config):
-    """The training and dev pairs of a recipe: `{"train": [(src, tgt), ...], "dev": [...]}`.
+    """The training and dev pairs of the recipe's dataset: `{"train": [(src, tgt), ...], "dev": [...]}`.
 
-    `config.train_tsv` (when set) wins over the built-in `dates` task. Without a dev file,
-    a seeded 2% (at most 1000 pairs) of the training file is held out.
+    See `zoo.data.datasets` (a training file always means dataset `tsv`).
 
     Raises:
-      DataError: missing or malformed files, an empty training set.
+      DataError: an unknown dataset, missing or malformed files, an empty split.
     """
-    if config.train_tsv:
-        train = data.read_tsv(config.train_tsv, max_bad_fraction=config.max_bad_fraction)
-        if config.dev_tsv:
-            dev = data.read_tsv(config.dev_tsv, max_bad_fraction=config.max_bad_fraction)
-        else:
-            train = list(train)
-            random.Random(config.seed).shuffle(train)
-            held_out = min(1000, max(1, len(train) // 50))
-            if len(train) - held_out < 1:
-                raise DataError(f"{config.train_tsv}: {len(train)} pair(s) are too few to hold out a dev set; "
-                                "give --dev_tsv")
-            dev, train = train[:held_out], train[held_out:]
-    elif config.dataset == "dates":
-        if config.dev_tsv:
-            raise DataError("--dev_tsv needs --train_tsv (the dates recipe generates both splits)")
-        languages = tuple(lang.strip() for lang in config.dates_languages.split(",") if lang.strip())
-        splits = data.dates_splits(seed=config.dates_seed, train=config.dates_train_size,
-                                   dev=config.dates_dev_size, test=0, languages=languages)
-        train, dev = splits["train"], splits["dev"]
-    else:
-        raise DataError(f"dataset {config.dataset!r} needs --train_tsv (a source<TAB>target file); "
-                        "expected dataset 'dates' or a --train_tsv file")
-    if not train:
-        raise DataError("the training set is empty: expected at least one source<TAB>target pair")
-    if not dev:
-        raise DataError("the dev set is empty: expected at least one source<TAB>target pair")
-    return {"train": list(train), "dev": list(dev)}
+    return datasets.load(config)
 
 
 def build_tokenizers(config, train_pairs, vocab_dir):
@@ -134,8 +102,7 @@ def count_batches(dataset):
 
 def build_model(config, source_vocab_size, target_vocab_size):
     """The preset `config.model` with the config's sizes (those the preset takes)."""
-    preset = zoo.models.get_preset(config.model)
-    overrides = {field: config[field] for field in _PRESET_FIELDS if field in preset.defaults}
+    overrides = zoo.models.recipe_overrides(config.model, config)
     dtype = resolve_precision(config.precision)
     return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
 
@@ -218,8 +185,8 @@ def check_config(config, workdir):
             saved = json.load(f)
         changed = [
             f"{field}: {saved.get(field)!r} -> {config[field]!r}"
-            for field in MODEL_FIELDS + VOCAB_FIELDS + ("dataset", "train_tsv", "dates_seed", "dates_languages")
-            if field in config and saved.get(field) != config[field]
+            for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
+            if field in config and field in saved and saved[field] != config[field]
         ]
         if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
@@ -238,7 +205,7 @@ def _write_json(path, value):
 
 def validate_config(config):
     """Fails early, before any data is read, on values that cannot work."""
-    zoo.models.get_preset(config.model)  # names the valid presets
+    zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))  # names the valid values
     resolve_precision(config.precision)  # names the valid policies
     if config.bleu_tokenize not in metrics.BLEU_TOKENIZERS:
         raise ValueError(f"unknown bleu_tokenize {config.bleu_tokenize!r}; expected one of {list(metrics.BLEU_TOKENIZERS)}")

@@ -1,0 +1,30 @@
+"""`tsv`: the user's parallel text, `source<TAB>target` per line (zoo/data/tsv.py)."""
+
+import random
+
+from zoo.data.datasets.registry import register
+from zoo.data.tsv import DataError, read_tsv
+
+FIELDS = {
+    "train_tsv": "",  # `source<TAB>target` training file (dataset "tsv"; setting it selects "tsv")
+    "dev_tsv": "",  # dev file scored with BLEU/chrF after each evaluation interval
+    "max_bad_fraction": 0.1,  # share of malformed TSV lines tolerated (skipped with a warning)
+}
+_MAX_HELD_OUT = 1000  # dev pairs held out of the training file when there is no dev file
+
+
+@register("tsv", FIELDS, resume_fields=("train_tsv",), selected_by="train_tsv")
+def load(config):
+    """The pairs of `train_tsv` and `dev_tsv`; without a dev file, a seeded 2% (at most 1000) of train."""
+    if not config.train_tsv:
+        raise DataError(f"dataset {config.dataset!r} needs --train_tsv (a source<TAB>target file); "
+                        "expected dataset 'dates' or a --train_tsv file")
+    train = read_tsv(config.train_tsv, max_bad_fraction=config.max_bad_fraction)
+    if config.dev_tsv:
+        return {"train": train, "dev": read_tsv(config.dev_tsv, max_bad_fraction=config.max_bad_fraction)}
+    train = list(train)
+    random.Random(config.seed).shuffle(train)
+    held_out = min(_MAX_HELD_OUT, max(1, len(train) // 50))
+    if len(train) - held_out < 1:
+        raise DataError(f"{config.train_tsv}: {len(train)} pair(s) are too few to hold out a dev set; give --dev_tsv")
+    return {"train": train[held_out:], "dev": train[:held_out]}

@@ -1,0 +1,28 @@
+"""The default sizes and choices of the zoo's models, each written once.
+
+The model classes take them as constructor defaults, the catalog's presets get them from
+the classes, and the recipes (`recipes/configs/base.py`) start from them, so that a preset
+trained by `zoo-train` and one built with `zoo.models.build(name, ...)` have the same sizes.
+"""
+
+EMBEDDING_DIM = 256  # source and target embedding size
+ENCODER_CELL = "lstm"  # "lstm" or "gru"
+ENCODER_UNITS = 256  # units of each encoder direction
+ENCODER_LAYERS = 1  # stacked bidirectional encoder layers
+DECODER_CELL = "lstm"  # "lstm" or "gru"
+DECODER_UNITS = 512  # decoder RNN units
+DECODER_LAYERS = 1  # stacked decoder RNN layers (Luong decoders)
+ATTENTION = "general"  # the score of Luong decoders, a name from zoo.layers.names()
+ATTENTION_UNITS = 256  # hidden size of the additive and concat scores
+ATTENTION_RANK = 64  # rank of the reduced-rank score
+INPUT_FEEDING = True  # Luong decoders feed the attentional vector into the next step
+OUTPUT_UNITS = 256  # maxout units of the deep output layer (bahdanau, rnnenc)
+DROPOUT = 0.2  # on embeddings, between encoder layers and before the output layer
+
+# The constructor arguments a recipe sets (one field each in recipes/configs/base.py).
+SIZE_FIELDS = (
+    "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "decoder_cell", "decoder_units",
+    "attention_units", "attention_rank", "output_units",
+)  # fmt: skip
+# Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).
+CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding")
