@@ -1,7 +1,7 @@
 """Cuts the outputs of a merged batch back into each request's answer, as if it had run alone.
 
 Rank-1 outputs split along dimension 0 and are done. The rank > 1 outputs of `beam_search`
-(docs/interfaces.md) are padded to the longest sentence of the batch they ran in, so each
+(serving/README.md) are padded to the longest sentence of the batch they ran in, so each
 request's part is also cut back to its own longest sentence, the shape a call of its own gives:
 
 | output | axes after the batch axis |

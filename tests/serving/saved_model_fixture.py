@@ -1,10 +1,10 @@
-"""A small, real SavedModel with the signatures of CONTRACT.md, built with plain TensorFlow.
+"""A small, real SavedModel with the signatures of a zoo export, built with plain TensorFlow.
 
 The REST server and the client are tested against this fixture so that they do not depend on a
 trained zoo model. Its "translation" of a sentence is the sentence upper-cased and reversed
 character by character (`"ab c"` -> `"C BA"`), so every answer can be predicted exactly in Python
 by `expected_translation`. Signatures, input/output names, dtypes and shapes are exactly those of
-CONTRACT.md, "The SavedModel", so a real `zoo-export` directory can replace it:
+a zoo export (serving/README.md), so a real `zoo-export` directory can replace it:
 
 | signature | inputs | outputs |
 |---|---|---|

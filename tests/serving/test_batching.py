@@ -176,3 +176,15 @@ def test_tensorflow_messages_lose_their_graph_details():
     )
     assert plain_tf_message(message) == "assertion failed: [source and target must have the same batch size] [2] [1]"
     assert plain_tf_message("indices[0] = 7 is not in [0, 5) [Op:GatherV2]") == "indices[0] = 7 is not in [0, 5)"
+
+
+def test_with_batching_disabled_every_request_is_its_own_call(registry):
+    signature, counting = _counted(registry, "serving_default")
+    sources = [f"alone {i:02d}" for i in range(10)]
+    answers = _run_concurrently(
+        BatchScheduler(max_batch_size=8, num_batch_threads=1, enable_batching=False),
+        signature,
+        [{"source": _strings(s)} for s in sources],
+    )
+    assert [a["translation"].tolist() for a in answers] == [[fixture.expected_translation(s).encode()] for s in sources]
+    assert [size for size, _ in counting.calls] == [1] * 10

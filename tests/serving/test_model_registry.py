@@ -5,9 +5,11 @@ version whose files are fixed is picked up; a vanished base path is logged once,
 traceback, and serving goes on.
 """
 
+import concurrent.futures
 import logging
 import os
 import shutil
+import threading
 import time
 
 import httpx
@@ -108,3 +110,31 @@ def test_a_vanished_base_path_is_logged_once_and_serving_goes_on(tmp_path, fixtu
         assert len(_messages(caplog, "is readable again")) == 1
         assert load_attempts == {1: 1, 3: 1}
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+def test_version_swaps_under_load_lose_no_request(tmp_path, fixture_base_path):
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "1")
+    stop, failures, answered = threading.Event(), [], []
+
+    def client(url, worker):
+        with httpx.Client(timeout=60) as http:
+            while not stop.is_set():
+                text = f"client {worker} request {len(answered)}"
+                response = http.post(f"{url}/v1/models/zoo:predict", json={"instances": [text]})
+                if response.status_code != 200 or response.json()["predictions"][0]["translation"] != text.upper()[::-1]:
+                    failures.append((response.status_code, response.text[:200]))
+                answered.append(1)
+
+    with zoo_serve_in_thread(str(tmp_path), poll_seconds=POLL_SECONDS) as url, httpx.Client(timeout=30) as http:
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            clients = [pool.submit(client, url, worker) for worker in range(6)]
+            for version in (2, 3, 4):
+                shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / f".tmp-{version}")
+                os.rename(tmp_path / f".tmp-{version}", tmp_path / str(version))  # How an export lands.
+                _wait_until(lambda: _served(http, url) == [str(version)])
+            stop.set()
+            for future in clients:
+                future.result()
+        statuses = http.get(f"{url}/v1/models/zoo").json()["model_version_status"]
+    assert failures == [] and len(answered) > 30
+    assert [(s["version"], s["state"]) for s in statuses] == [("4", "AVAILABLE"), ("3", "END"), ("2", "END"), ("1", "END")]
