@@ -1,6 +1,7 @@
 """The bounds that keep one client, or many, from taking `zoo-serve` down.
 
-Each bound is a `zoo-serve` flag of the same name; past it a request gets a JSON error at once:
+Each bound is a `zoo-serve` flag of the same name; past it a request gets an error at once
+(`{"error": ...}`, except for uvicorn's own 503):
 
 | bound | answer past it |
 |---|---|
@@ -11,12 +12,12 @@ Each bound is a `zoo-serve` flag of the same name; past it a request gets a JSON
 | `max_connections` | 503 from uvicorn itself (plain text), and the connection is closed |
 
 Together they bound memory: at most `max_queued_requests` bodies of `max_request_bytes`, and at
-most `max_sentences_per_request` sentences per run of a signature.
+most `max_sentences_per_request` sentences in any one request.
 """
 
 import dataclasses
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from serving.errors import PayloadTooLargeError
 
@@ -68,10 +69,13 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 async def drain(request: Request, budget: int) -> int:
-    """Reads and drops the rest of the body, at most `budget` bytes; returns how many it read."""
+    """Reads and drops the body, at most `budget` bytes; returns how many it read."""
     read = 0
-    async for chunk in request.stream():
-        read += len(chunk)
-        if read >= budget:
-            break
+    try:
+        async for chunk in request.stream():
+            read += len(chunk)
+            if read >= budget:
+                break
+    except ClientDisconnect:  # Nobody left to answer: nothing more to drain.
+        pass
     return read

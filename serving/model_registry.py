@@ -2,10 +2,11 @@
 
 Layout, as TF Serving expects it: `<model_base_path>/<version>/saved_model.pb` with `variables/`
 (and optionally `assets/`, `assets.extra/`). Like TF Serving's default version policy ("latest
-1"), the registry serves the highest complete version: a directory whose name is an integer and
-that holds `saved_model.pb`. Anything else (`.tmp-3`, `3.partial`, a version dir still being
-copied without its `saved_model.pb`) is ignored, so exporters should write to a temporary name and
-rename it into place.
+1"), the registry serves the highest complete version (`zoo.constants.saved_model_versions`: a
+directory whose name is an integer and that holds `saved_model.pb`). Anything else (`.tmp-3`,
+`3.partial`, a version dir still being copied without its `saved_model.pb`) is ignored, so
+exporters should write to a temporary name and rename it into place. A version that fails to
+load is remembered with the state of its files and skipped until they change.
 """
 
 import dataclasses

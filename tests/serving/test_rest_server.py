@@ -3,7 +3,6 @@
 The served model is `saved_model_fixture`: its answers are known exactly in Python.
 """
 
-import asyncio
 import base64
 import concurrent.futures
 import json
@@ -19,8 +18,7 @@ import pytest
 
 import saved_model_fixture as fixture
 from rest_servers import REPO_ROOT, zoo_serve_subprocess
-from serving.batching import BatchScheduler
-from serving.model_registry import ModelRegistry, Signature, load_version
+from serving.model_registry import load_version
 from serving.warmup import replay_warmup_requests
 from zoo.constants import saved_model_versions
 
