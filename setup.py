@@ -33,7 +33,7 @@ setup(
         "test": [
             "pytest>=8.0",
             "jax[cpu]>=0.4.30",
-            # Reads the export's warmup records back with TF Serving's own protos (tests, zoo-serve).
+            # Tests only: checks serving/warmup.py and models.config against TF Serving's own protos.
             "tensorflow-serving-api>=2.16",
         ],
     },

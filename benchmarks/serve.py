@@ -1,13 +1,19 @@
-"""Latency and throughput of one-sentence translation requests against `zoo-serve`.
+"""Latency and throughput of one-sentence translation requests against `zoo-serve`; or a soak run.
 
     python benchmarks/serve.py                            # the test fixture model (no training needed)
     python benchmarks/serve.py --export_dir=WORKDIR/export  # a real zoo export (base path or version dir)
     python benchmarks/serve.py --url=http://localhost:8501  # an already running server, e.g. TF Serving
+    python benchmarks/serve.py --soak --export_dir=WORKDIR/export   # 64 clients, 5 minutes, good and bad requests
 
 Starts the real `zoo-serve` command in a subprocess on a free port, then for each concurrency
 level runs that many clients, each sending `--requests_per_client` one-sentence `:predict`
 requests back to back, and prints one JSON object: p50/p99 latency (ms) and throughput
 (requests/s) per level, and which model was served.
+
+With `--soak`, `--soak_clients` clients send a mix of good and bad requests for `--soak_minutes`
+minutes (see `soak.py`) while the server's memory is sampled; the JSON (also written to
+`--output`) counts 5xx answers and dropped connections (must be 0), bad requests not answered
+with a 4xx (must be 0), and gives p50/p99 latency and resident memory over time.
 """
 
 import asyncio
@@ -24,7 +30,7 @@ import numpy as np
 from absl import app, flags
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "serving"))
+sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, "tests", "serving")]  # this checkout's serving/
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("export_dir", None, "Model base path (numeric version dirs) or one version dir; default: the test fixture.")
@@ -35,6 +41,10 @@ flags.DEFINE_integer("requests_per_client", 50, "Requests each client sends at e
 flags.DEFINE_string("signature", "serving_default", "Signature the requests call.")
 flags.DEFINE_string("sentence", "the quick brown fox jumps over the lazy dog", "The one-sentence request.")
 flags.DEFINE_bool("enable_batching", True, "Passed to zoo-serve.")
+flags.DEFINE_bool("soak", False, "Run the soak test instead of the latency levels.")
+flags.DEFINE_float("soak_minutes", 5.0, "How long the soak runs.")
+flags.DEFINE_integer("soak_clients", 64, "Concurrent clients of the soak.")
+flags.DEFINE_string("output", os.path.join(REPO_ROOT, "benchmarks", "results", "serve_soak.json"), "Where --soak writes its JSON.")
 
 
 def model_base_path(tmp: str):
@@ -51,8 +61,8 @@ def model_base_path(tmp: str):
     return export_dir, {"source": "export", "model_base_path": export_dir}
 
 
-def start_zoo_serve(base_path: str):
-    """Starts the `zoo-serve` CLI on a free port; returns (process, URL) once it answers."""
+def start_zoo_serve(base_path: str, log_path: str):
+    """Starts the `zoo-serve` CLI on a free port, logging to `log_path`; returns (process, URL) once it answers."""
     import socket
 
     with socket.socket() as sock:
@@ -62,12 +72,14 @@ def start_zoo_serve(base_path: str):
                f"--model_name={FLAGS.model_name}", f"--rest_api_port={port}",
                f"--enable_batching={FLAGS.enable_batching}"]
     env = {**os.environ, "PYTHONPATH": REPO_ROOT}
-    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log_path, "wb") as log:  # A file, not a pipe: nobody reads a pipe while the benchmark runs.
+        process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"zoo-serve exited with {process.returncode}: {process.stderr.read().decode()[-2000:]}")
+            with open(log_path, encoding="utf-8", errors="replace") as log:
+                raise RuntimeError(f"zoo-serve exited with {process.returncode}: {log.read()[-2000:]}")
         try:
             if httpx.get(f"{url}/v1/models/{FLAGS.model_name}", timeout=2).status_code == 200:
                 return process, url
@@ -107,6 +119,24 @@ async def run_level(url: str, clients: int) -> dict:
     }
 
 
+def run_soak(url: str, process) -> dict:
+    """The soak report (see soak.py), with what was served and how."""
+    from serving.limits import ServingLimits
+
+    import soak
+
+    limits = ServingLimits()  # zoo-serve runs with its default limits
+    report = asyncio.run(soak.run_soak(
+        f"{url}/v1/models/{FLAGS.model_name}", process.pid if process else None, FLAGS.soak_minutes,
+        FLAGS.soak_clients, limits.max_request_bytes, limits.max_sentences_per_request,
+    ))
+    if process is not None and process.poll() is not None:
+        report["passed"] = False
+        report["server_exited"] = process.returncode
+    return {"benchmark": "serve_soak", "clients": FLAGS.soak_clients, "minutes": FLAGS.soak_minutes,
+            "zoo_serve_limits": None if FLAGS.url else vars(limits), **report}
+
+
 def main(argv):
     del argv
     logging.getLogger("httpx").setLevel(logging.WARNING)  # One log line per request would drown the JSON.
@@ -118,17 +148,33 @@ def main(argv):
             url, model, server = FLAGS.url.rstrip("/"), {"source": "running server"}, FLAGS.url
         else:
             base_path, model = model_base_path(tmp)
-            process, url = start_zoo_serve(base_path)
+            log_path = os.path.join(tmp, "zoo_serve.log")
+            process, url = start_zoo_serve(base_path, log_path)
             server = "zoo-serve"
         try:
             status = httpx.get(f"{url}/v1/models/{FLAGS.model_name}", timeout=10).json()
             model["version"] = status["model_version_status"][0]["version"]
             asyncio.run(run_level(url, 2))  # Warm up connections and the graph.
-            results = [asyncio.run(run_level(url, int(c))) for c in FLAGS.concurrency]
+            if FLAGS.soak:
+                report = run_soak(url, process)
+            else:
+                results = [asyncio.run(run_level(url, int(c))) for c in FLAGS.concurrency]
         finally:
             if process is not None:
                 process.terminate()
                 process.wait(timeout=30)
+        if FLAGS.soak and process is not None:
+            with open(log_path, encoding="utf-8", errors="replace") as log:
+                report["server_log_tracebacks"] = log.read().count("Traceback")
+    if FLAGS.soak:
+        report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(),
+                  "load_average_1min_before": round(load_before, 2)}
+        os.makedirs(os.path.dirname(FLAGS.output), exist_ok=True)
+        with open(FLAGS.output, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+        print(json.dumps({k: v for k, v in report.items() if k != "rss_mb"} | {"rss_mb": {
+            k: v for k, v in report.get("rss_mb", {}).items() if k != "samples"}}, indent=2))
+        return 0 if report["passed"] else 1
     print(json.dumps({
         "benchmark": "serve",
         "server": server,

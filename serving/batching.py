@@ -1,23 +1,29 @@
 """Runs signatures off the event loop, merging concurrent requests into batches.
 
 TensorFlow releases the GIL while it runs a graph, so predictions run in a thread pool and
-concurrent requests are served concurrently. On top of that, requests for a signature whose
-inputs and outputs are all rank 1 (one scalar string or number per example, as `serving_default`,
-`greedy` and `score` are) are batched adaptively: up to `num_batch_threads` batches run at once,
-and requests arriving while they are busy queue up and go together as the next batch (at most
-`max_batch_size` examples). No request waits for a timer, so one client sees no added latency,
-and since rank-1 tensors are concatenated and split along the batch dimension without padding,
-the answers are exactly those of separate calls. Signatures with scalar or rank > 1 inputs or
-outputs (`beam_search`: its scalar `beam_width`, its (B, N) and (B, T, T) outputs) run unbatched.
+concurrent requests are served concurrently. On top of that, requests are batched adaptively:
+up to `num_batch_threads` batches of a signature run at once, and requests arriving while they
+are busy queue up and go together as the next batch (at most `max_batch_size` examples). No
+request waits for a timer, so one client sees no added latency.
+
+A signature is batched when its inputs are (B,) tensors or scalars and `serving.batch_outputs`
+can cut its outputs back per request: `serving_default`, `greedy`, `score` (all (B,)), and
+`beam_search`, whose scalar `beam_width`, `num_hypotheses` and `length_penalty` must be equal
+for requests to share a batch (requests with other values queue for a batch of their own).
+(B,) inputs are concatenated, outputs split along the batch axis and cut to each request's own
+sentence lengths, so the answers are those of separate calls.
 """
 
 import asyncio
 import concurrent.futures
 import dataclasses
+import logging
+import re
 
 import numpy as np
 import tensorflow as tf
 
+from serving.batch_outputs import can_split, split_outputs
 from serving.errors import ServingError
 from serving.model_registry import Signature
 
@@ -48,16 +54,44 @@ def run_signature(signature: Signature, arrays: dict) -> dict:
     try:
         outputs = signature.function(**tensors)
     except tf.errors.OpError as error:
-        raise ServingError(error.message.strip(), _HTTP_STATUS_OF_TF_CODE.get(error.error_code, 500)) from None
+        raise ServingError(plain_tf_message(error.message), _HTTP_STATUS_OF_TF_CODE.get(error.error_code, 500)) from None
     except Exception as error:  # Anything else is our fault or the model's, not the client's.
-        raise ServingError(f"Internal error running signature '{signature.name}': {error!r}", 500) from None
+        logging.exception("Signature '%s' failed", signature.name)
+        raise ServingError(
+            f"Internal error running signature '{signature.name}' ({type(error).__name__}); see the zoo-serve log", 500
+        ) from None
     return {name: tensor.numpy() for name, tensor in outputs.items()}
 
 
+def plain_tf_message(message: str) -> str:
+    """A TensorFlow error message without its graph details: node and op names, where-defined stacks."""
+    kept, in_stack = [], False
+    for line in message.splitlines():
+        if line.startswith("Detected at node"):
+            in_stack = True  # The stack lines that follow are indented.
+            continue
+        if in_stack and (line[:1].isspace() or line.startswith("<stack traces")):
+            continue
+        in_stack = False
+        if line.strip() and not line.startswith("Graph execution error") and not line.lstrip().startswith("[[{{"):
+            kept.append(line.strip())
+    return re.sub(r"\s*\[Op:[^\]]*\]$", "", " ".join(kept)) or "TensorFlow refused the inputs"
+
+
 def is_batchable(signature: Signature) -> bool:
-    """True when every input and output is rank 1: concatenating needs no padding."""
-    specs = list(signature.inputs.values()) + list(signature.outputs.values())
-    return all(spec.shape.rank == 1 for spec in specs)
+    """True for (B,) or scalar inputs (at least one (B,)) and outputs `split_outputs` can cut."""
+    ranks = [spec.shape.rank for spec in signature.inputs.values()]
+    return 1 in ranks and all(rank in (0, 1) for rank in ranks) and can_split(signature.outputs)
+
+
+def _scalar_key(signature: Signature, arrays: dict) -> tuple:
+    """The values of the scalar inputs: requests share a batch only when these are equal."""
+    key = []
+    for name in sorted(signature.inputs):
+        if signature.inputs[name].shape.rank == 0:
+            array = arrays[name]
+            key.append((name, array.item() if array.dtype == object else array.tobytes()))
+    return tuple(key)
 
 
 @dataclasses.dataclass(eq=False)
@@ -99,21 +133,22 @@ class BatchScheduler:
     async def predict(self, signature: Signature, arrays: dict) -> dict:
         """Runs `signature` on `arrays` (input name -> array), possibly batched with others."""
         loop = asyncio.get_running_loop()
-        sizes = {array.shape[0] if array.ndim else None for array in arrays.values()}
+        batchable = self.enable_batching and is_batchable(signature)
+        sizes = {arrays[name].shape[0] for name, spec in signature.inputs.items() if spec.shape.rank == 1}
         # Inputs of different lengths would be paired wrongly once concatenated: run those alone.
-        if not (self.enable_batching and is_batchable(signature) and len(sizes) == 1):
+        if not batchable or len(sizes) != 1 or 0 in sizes:
             return await loop.run_in_executor(self._executor, run_signature, signature, arrays)
-        rows = sizes.pop()
-        request = _Request(arrays, rows, loop.create_future())
-        queue = self._queues.setdefault(signature, _Queue())
+        request = _Request(arrays, sizes.pop(), loop.create_future())
+        key = (signature, _scalar_key(signature, arrays))
+        queue = self._queues.setdefault(key, _Queue())
         queue.pending.append(request)
-        self._start_batches(signature, queue)
+        self._start_batches(key, queue)
         return await request.future
 
     def shutdown(self):
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _start_batches(self, signature: Signature, queue: _Queue):
+    def _start_batches(self, key: tuple, queue: _Queue):
         while queue.pending and queue.in_flight < self.num_batch_threads:
             batch, rows = [], 0
             while queue.pending and (not batch or rows + queue.pending[0].rows <= self.max_batch_size):
@@ -121,18 +156,22 @@ class BatchScheduler:
                 batch.append(request)
                 rows += request.rows
             queue.in_flight += 1
-            asyncio.ensure_future(self._run_batch(signature, queue, batch))
+            asyncio.ensure_future(self._run_batch(key, queue, batch))
         if not queue.pending and not queue.in_flight:
-            self._queues.pop(signature, None)
+            self._queues.pop(key, None)
 
-    async def _run_batch(self, signature: Signature, queue: _Queue, batch: list):
+    async def _run_batch(self, key: tuple, queue: _Queue, batch: list):
         loop = asyncio.get_running_loop()
+        signature = key[0]
         try:
             batch = [request for request in batch if not request.future.done()]  # Drop cancelled.
             if len(batch) == 1:
                 await self._run_alone(signature, batch[0])
             elif batch:
-                merged = {name: np.concatenate([r.arrays[name] for r in batch]) for name in signature.inputs}
+                merged = {
+                    name: np.concatenate([r.arrays[name] for r in batch]) if spec.shape.rank else batch[0].arrays[name]
+                    for name, spec in signature.inputs.items()
+                }
                 try:
                     outputs = await loop.run_in_executor(self._executor, run_signature, signature, merged)
                 except ServingError:
@@ -152,19 +191,19 @@ class BatchScheduler:
                             if not request.future.done():
                                 request.future.set_exception(error)
                         return
-                    start = 0
-                    for request in batch:
-                        part = {name: array[start : start + request.rows] for name, array in outputs.items()}
-                        start += request.rows
+                    for request, part in zip(batch, split_outputs(outputs, [r.rows for r in batch])):
                         if not request.future.done():
                             request.future.set_result(part)
         except Exception as error:  # Never leave a request waiting forever.
+            logging.exception("Batching failed for signature '%s'", signature.name)
             for request in batch:
                 if not request.future.done():
-                    request.future.set_exception(ServingError(f"Internal batching error: {error!r}", 500))
+                    request.future.set_exception(
+                        ServingError(f"Internal batching error ({type(error).__name__}); see the zoo-serve log", 500)
+                    )
         finally:
             queue.in_flight -= 1
-            self._start_batches(signature, queue)
+            self._start_batches(key, queue)
 
     async def _run_alone(self, signature: Signature, request: _Request):
         loop = asyncio.get_running_loop()

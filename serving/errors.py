@@ -5,6 +5,7 @@ class ServingError(Exception):
     """A failed request: `message` is the `"error"` text, `status_code` the HTTP status."""
 
     status_code = 500
+    close_connection = False  # True when the body may be left unread: the server closes after answering.
 
     def __init__(self, message: str, status_code=None):
         super().__init__(message)
@@ -28,5 +29,25 @@ class MethodNotAllowedError(ServingError):
     status_code = 405
 
 
+class RequestTimeoutError(ServingError):
+    """The client did not finish sending its request in time."""
+
+    status_code = 408
+    close_connection = True
+
+
 class PayloadTooLargeError(ServingError):
     status_code = 413
+    close_connection = True
+
+
+class OverloadedError(ServingError):
+    """Too many requests held already; TF Serving answers UNAVAILABLE (503) when its queue is full."""
+
+    status_code = 503
+
+
+class DeadlineExceededError(ServingError):
+    """The answer took longer than the per-request timeout."""
+
+    status_code = 504

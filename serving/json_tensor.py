@@ -16,13 +16,15 @@ Strings travel as JSON strings (UTF-8); `{"b64": "..."}` carries binary strings 
 import base64
 import binascii
 import dataclasses
-import json
 
 import numpy as np
 
 from serving.errors import BadRequestError
+from serving.json_text import describe, loads
 
 DEFAULT_SIGNATURE = "serving_default"
+MAX_RANK = 32  # nesting allowed for an input of unknown rank (TensorFlow allows 254; ours have 1)
+_LARGEST_FLOAT = 1.7976931348623157e308  # larger integers do not convert to a float at all
 ROW = "row"
 COLUMNAR = "columnar"
 
@@ -38,29 +40,39 @@ class PredictRequest:
 
 def parse_predict_request(body: bytes) -> PredictRequest:
     """Parses and checks the top level of a predict request body; raises BadRequestError."""
-    try:
-        request = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BadRequestError(f"JSON Parse error: {error}; expected a UTF-8 JSON object") from None
+    request = loads(body)
     if not isinstance(request, dict):
-        raise BadRequestError(f"JSON Value: expected an object at top level, got {type(request).__name__}")
+        raise BadRequestError(f"JSON Value: expected an object at top level, got {describe(request)}")
     unknown = sorted(set(request) - {"signature_name", "instances", "inputs"})
     if unknown:
+        shown = ", ".join(repr(key[:40]) for key in unknown[:5])
         raise BadRequestError(
-            f"Unexpected key(s) {unknown} in request; expected 'signature_name' and one of 'instances' or 'inputs'"
+            f"Unexpected key(s) {shown} in request; expected 'signature_name' and one of 'instances' or 'inputs'"
         )
     signature_name = request.get("signature_name", DEFAULT_SIGNATURE)
     if not isinstance(signature_name, str):
-        raise BadRequestError(f"'signature_name' must be a string, got {json.dumps(signature_name)}")
+        raise BadRequestError(f"'signature_name' must be a string, got {describe(signature_name)}")
     if "instances" in request and "inputs" in request:
         raise BadRequestError("Not both 'instances' and 'inputs' keys may be present in a request")
     if "instances" in request:
         if not isinstance(request["instances"], list) or not request["instances"]:
-            raise BadRequestError("'instances' must be a non-empty list")
+            raise BadRequestError(f"'instances' must be a non-empty list, got {describe(request['instances'])}")
         return PredictRequest(signature_name, ROW, request["instances"])
     if "inputs" in request:
         return PredictRequest(signature_name, COLUMNAR, request["inputs"])
     raise BadRequestError("Missing 'inputs' or 'instances' key")
+
+
+def batch_size(request: PredictRequest):
+    """The number of examples a request carries (before conversion), or None if it cannot tell.
+
+    Row format: the number of instances. Columnar: the longest 0th dimension of any input.
+    """
+    if request.format == ROW:
+        return len(request.payload)
+    values = request.payload.values() if isinstance(request.payload, dict) else [request.payload]
+    lengths = [len(value) for value in values if isinstance(value, list)]
+    return max(lengths) if lengths else None
 
 
 def request_to_arrays(request: PredictRequest, input_specs: dict) -> dict:
@@ -79,7 +91,8 @@ def request_to_arrays(request: PredictRequest, input_specs: dict) -> dict:
         named = _columnar_inputs(request.payload, input_specs)
     arrays = {}
     for name, spec in input_specs.items():
-        array = _to_array(named[name], spec.dtype, name)
+        # One level of slack lets the shape check below name the mismatch; deeper is refused at once.
+        array = _to_array(named[name], spec.dtype, name, None if spec.shape.rank is None else spec.shape.rank + 1)
         if not spec.shape.is_compatible_with(array.shape):
             hint = ""
             if request.format == ROW and spec.shape.rank == 0:
@@ -156,9 +169,9 @@ def _columnar_inputs(inputs, input_specs: dict) -> dict:
     return {names[0]: inputs}
 
 
-def _to_array(value, dtype, name: str) -> np.ndarray:
+def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
     """Nested JSON lists -> numpy array of `dtype` (a tf.DType), checking rectangularity and types."""
-    shape, leaves = _flatten(value, name)
+    shape, leaves = _flatten(value, name, MAX_RANK if max_rank is None else max_rank)
     if dtype.name == "string":
         converted = [_to_bytes(leaf, name) for leaf in leaves]
         array = np.empty(len(converted), dtype=object)
@@ -171,17 +184,23 @@ def _to_array(value, dtype, name: str) -> np.ndarray:
         info = np.iinfo(numpy_dtype)
         bad = [leaf for leaf in leaves if not info.min <= leaf <= info.max]
         if bad:
-            raise BadRequestError(f"Input '{name}': value {bad[0]} is out of range for {dtype.name}")
+            raise BadRequestError(f"Input '{name}': {describe(bad[0])} is out of range for {dtype.name}")
+    elif numpy_dtype.kind == "f":
+        bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > _LARGEST_FLOAT]
+        if bad:
+            raise BadRequestError(f"Input '{name}': {describe(bad[0])} is out of range for {dtype.name}")
     return np.array(leaves, dtype=numpy_dtype).reshape(shape)
 
 
-def _flatten(value, name: str):
-    """Nested lists -> (shape, flat list of leaves); raises on ragged nesting."""
+def _flatten(value, name: str, max_rank: int):
+    """Nested lists -> (shape, flat list of leaves); raises on ragged or too deep nesting."""
     if not isinstance(value, list):
         return (), [value]
+    if max_rank < 1:
+        raise BadRequestError(f"Input '{name}' is nested deeper than its shape allows; got a list where a value belongs")
     if not value:
         return (0,), []
-    parts = [_flatten(item, name) for item in value]
+    parts = [_flatten(item, name, max_rank - 1) for item in value]
     inner = parts[0][0]
     for shape, _ in parts:
         if shape != inner:
@@ -204,9 +223,7 @@ def _to_bytes(leaf, name: str) -> bytes:
             return base64.b64decode(leaf["b64"], validate=True)
         except binascii.Error as error:
             raise BadRequestError(f"Input '{name}': invalid base64 in {{'b64': ...}}: {error}") from None
-    raise BadRequestError(
-        f"Input '{name}' expects strings (DT_STRING), got {json.dumps(leaf)[:80]} of type {type(leaf).__name__}"
-    )
+    raise BadRequestError(f"Input '{name}' expects strings (DT_STRING), got {describe(leaf)}")
 
 
 def _check_number(leaf, numpy_dtype: np.dtype, name: str):
@@ -217,10 +234,7 @@ def _check_number(leaf, numpy_dtype: np.dtype, name: str):
     else:
         ok = isinstance(leaf, (int, float)) and not isinstance(leaf, bool)
     if not ok:
-        raise BadRequestError(
-            f"Input '{name}' expects {numpy_dtype.name} values, got {json.dumps(leaf)[:80]} "
-            f"of type {type(leaf).__name__}"
-        )
+        raise BadRequestError(f"Input '{name}' expects {numpy_dtype.name} values, got {describe(leaf)}")
 
 
 def _shape_text(shape) -> str:

@@ -2,10 +2,11 @@
 
 Layout, as TF Serving expects it: `<model_base_path>/<version>/saved_model.pb` with `variables/`
 (and optionally `assets/`, `assets.extra/`). Like TF Serving's default version policy ("latest
-1"), the registry serves the highest complete version: a directory whose name is an integer and
-that holds `saved_model.pb`. Anything else (`.tmp-3`, `3.partial`, a version dir still being
-copied without its `saved_model.pb`) is ignored, so exporters should write to a temporary name and
-rename it into place.
+1"), the registry serves the highest complete version (`zoo.constants.saved_model_versions`: a
+directory whose name is an integer and that holds `saved_model.pb`). Anything else (`.tmp-3`,
+`3.partial`, a version dir still being copied without its `saved_model.pb`) is ignored, so
+exporters should write to a temporary name and rename it into place. A version that fails to
+load is remembered with the state of its files and skipped until they change.
 """
 
 import dataclasses
@@ -19,7 +20,8 @@ from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
 from serving.errors import NotFoundError
-from zoo.constants import ASSETS_EXTRA_DIR, SAVED_MODEL_FILE, WARMUP_FILE, saved_model_versions
+from serving.warmup import replay_warmup_requests
+from zoo.constants import SAVED_MODEL_FILE, saved_model_versions
 
 
 @dataclasses.dataclass(eq=False)
@@ -60,11 +62,6 @@ class VersionStatus:
     error_message: str = ""
 
 
-def complete_versions(model_base_path: str) -> list:
-    """Returns the sorted versions under `model_base_path` that are complete SavedModel dirs."""
-    return saved_model_versions(model_base_path)
-
-
 def read_signature_defs(export_dir: str) -> dict:
     """Reads the serving MetaGraph's signature defs from `saved_model.pb` as TF Serving's JSON."""
     saved_model = saved_model_pb2.SavedModel()
@@ -102,49 +99,32 @@ def load_version(model_base_path: str, version: int) -> LoadedModel:
         output_specs = function.structured_outputs
         signatures[name] = Signature(name, function, dict(input_specs), dict(output_specs))
     model = LoadedModel(version, path, signatures, read_signature_defs(path), trackable)
-    replayed = replay_warmup_requests(model)
-    if replayed:
-        logging.info("Replayed %d warmup request(s) of version %d", replayed, version)
+    replay_warmup_requests(model)
     return model
 
 
-def replay_warmup_requests(model: LoadedModel) -> int:
-    """Runs the PredictRequests in `assets.extra/tf_serving_warmup_requests`; returns how many.
-
-    The file is a TFRecord of `tensorflow.serving.PredictionLog` protos, the format TF Serving
-    reads. Reading it needs the `tensorflow-serving-api` package; without it warmup is skipped.
-    """
-    warmup_file = os.path.join(model.path, ASSETS_EXTRA_DIR, WARMUP_FILE)
-    if not os.path.isfile(warmup_file):
-        return 0
-    try:
-        from tensorflow_serving.apis import prediction_log_pb2
-    except ImportError:
-        logging.warning("Skipping %s: pip install tensorflow-serving-api to replay it", warmup_file)
-        return 0
-    count = 0
-    for record in tf.data.TFRecordDataset(warmup_file).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        if log.WhichOneof("log_type") != "predict_log":
-            continue
-        request = log.predict_log.request
-        name = request.model_spec.signature_name or "serving_default"
-        if name not in model.signatures:
-            raise ValueError(
-                f"Warmup request {count} in {warmup_file} asks for signature {name!r}; "
-                f"the model has {sorted(model.signatures)}"
-            )
-        model.signatures[name].function(**{k: tf.constant(tf.make_ndarray(v)) for k, v in request.inputs.items()})
-        count += 1
-    return count
+def version_fingerprint(version_dir: str) -> tuple:
+    """(relative path, size, mtime) of every file under `version_dir`: changes when any file does."""
+    files = []
+    for root, _, names in os.walk(version_dir):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                stat = os.stat(path)
+            except OSError:  # Removed while we walk: the next poll sees the new state.
+                continue
+            files.append((os.path.relpath(path, version_dir), stat.st_size, stat.st_mtime_ns))
+    return tuple(sorted(files))
 
 
 class ModelRegistry:
-    """Serves the highest complete version of one model and swaps in newer ones on `poll()`.
+    """Serves the highest loadable version of one model and swaps in newer ones on `poll()`.
 
     `get()` hands out the current `LoadedModel`; a request keeps using the object it got even if a
     newer version is swapped in meanwhile (the swap is one reference assignment, so it is atomic).
-    A version that fails to load is logged and skipped; the previous version keeps serving.
+    A version that fails to load is logged once and not loaded again until one of its files
+    changes; meanwhile the highest version below it that loads is served (the one served so far,
+    if any). A missing or unreadable base path is logged once, and the served version stays.
 
     Args:
         model_name: the name clients use in `/v1/models/{name}`.
@@ -161,7 +141,8 @@ class ModelRegistry:
         self.model_base_path = model_base_path
         self._current = None
         self._statuses = {}
-        self._failed = {}  # version -> last error message, so a broken version is logged once.
+        self._broken = {}  # version -> fingerprint of the files that failed to load
+        self._base_path_problem = None  # what was last logged about the base path
         self._poll_lock = threading.Lock()
 
     @property
@@ -170,35 +151,58 @@ class ModelRegistry:
         return self._current
 
     def poll(self) -> bool:
-        """Loads the highest complete version if it is not the one served; True if it swapped."""
+        """Serves the highest version that loads, if it is not served yet; True if it swapped."""
         with self._poll_lock:
-            versions = complete_versions(self.model_base_path)
-            if not versions:
-                return False
-            target = versions[-1]
-            if self._current is not None and self._current.version == target:
-                return False
-            try:
-                loaded = load_version(self.model_base_path, target)
-            except Exception as error:  # A broken export must not take the server down.
-                message = f"{type(error).__name__}: {error}"
-                if self._failed.get(target) != message:
+            for version in reversed(self._versions()):
+                if self._current is not None and version == self._current.version:
+                    return False
+                fingerprint = version_fingerprint(os.path.join(self.model_base_path, str(version)))
+                if self._broken.get(version) == fingerprint:
+                    continue
+                try:
+                    loaded = load_version(self.model_base_path, version)
+                except Exception as error:  # A broken export must not take the server down.
+                    self._broken[version] = fingerprint
                     logging.error(
-                        "Failed to load version %d of model %s from %s; still serving %s. %s",
-                        target, self.model_name, self.model_base_path,
-                        self._current.version if self._current else "nothing", message,
+                        "Failed to load version %d of model %s from %s; still serving %s. It is tried again "
+                        "when its files change. %s: %s",
+                        version, self.model_name, self.model_base_path,
+                        self._current.version if self._current else "nothing", type(error).__name__, error,
                     )
-                self._failed[target] = message
-                return False
-            # Requests read these from the event loop thread: replace, never mutate in place.
-            statuses = dict(self._statuses)
-            statuses[target] = VersionStatus(target, "AVAILABLE")
-            if self._current is not None:
-                statuses[self._current.version] = VersionStatus(self._current.version, "END")
-            self._current, self._statuses = loaded, statuses
-            self._failed.pop(target, None)
-            logging.info("Serving version %d of model %s from %s", target, self.model_name, loaded.path)
-            return True
+                    continue
+                self._swap_in(loaded)
+                return True
+            return False
+
+    def _versions(self) -> list:
+        """The complete versions under the base path; [] (logged once) while it cannot be read."""
+        try:
+            if not os.path.isdir(self.model_base_path):
+                raise FileNotFoundError("it does not exist or is not a directory")
+            versions = saved_model_versions(self.model_base_path)
+        except OSError as error:
+            problem = getattr(error, "strerror", None) or str(error)
+            if problem != self._base_path_problem:
+                logging.warning(
+                    "Cannot read model base path %s (%s); still serving %s",
+                    self.model_base_path, problem, self._current.version if self._current else "nothing",
+                )
+                self._base_path_problem = problem
+            return []
+        if self._base_path_problem is not None:
+            logging.info("Model base path %s is readable again", self.model_base_path)
+            self._base_path_problem = None
+        return versions
+
+    def _swap_in(self, loaded: LoadedModel):
+        # Requests read these from the event loop thread: replace, never mutate in place.
+        statuses = dict(self._statuses)
+        statuses[loaded.version] = VersionStatus(loaded.version, "AVAILABLE")
+        if self._current is not None:
+            statuses[self._current.version] = VersionStatus(self._current.version, "END")
+        self._current, self._statuses = loaded, statuses
+        self._broken.pop(loaded.version, None)
+        logging.info("Serving version %d of model %s from %s", loaded.version, self.model_name, loaded.path)
 
     def statuses(self, model_name: str, version=None) -> list:
         """Version statuses for the status endpoint, newest first; raises NotFoundError."""

@@ -2,24 +2,31 @@
 
 Endpoints (`{name}` is the model name, `/versions/{v}` is optional everywhere):
 
-- `GET  /v1/models/{name}[/versions/{v}]`: model status (`model_version_status`).
+- `GET  /v1/models/{name}[/versions/{v}]`: model status (`model_version_status`), plus `ready`
+  (true while a version is AVAILABLE), which KServe's V1 readiness check reads.
 - `GET  /v1/models/{name}[/versions/{v}]/metadata`: signature defs (`metadata.signature_def`).
 - `POST /v1/models/{name}[/versions/{v}]:predict`: row (`instances`) or columnar (`inputs`)
   request, see `serving.json_tensor`.
+- `GET  /`: `{"status": "alive"}`, KServe's V1 liveness check.
 
-Every failure answers `{"error": "..."}`: 400 for a bad request body, an unknown signature or a
-TensorFlow InvalidArgument, 404 for an unknown model, version or path, 405 for a wrong method,
-413 for a body over `max_request_bytes`, 500 for internal errors. The connection stays usable.
+Every failure answers `{"error": "..."}` in plain words (never a Python repr or traceback): 400
+for a bad request body, an unknown signature or a TensorFlow InvalidArgument, 404 for an unknown
+model, version or path, 405 for a wrong method, 408/413/503/504 past the bounds of
+`serving.limits`, 500 for internal errors (details in the server log). The connection stays usable.
+
+JSON parsing, the conversion to tensors and the encoding of the answer run in worker threads, so
+a large request does not hold up status checks or other requests.
 """
 
 import asyncio
+import concurrent.futures
 import contextlib
-import json
 import logging
+import os
 import re
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -27,11 +34,16 @@ from serving import json_tensor
 from serving.batching import BatchScheduler
 from serving.errors import (
     BadRequestError,
+    DeadlineExceededError,
     MethodNotAllowedError,
     NotFoundError,
+    OverloadedError,
     PayloadTooLargeError,
+    RequestTimeoutError,
     ServingError,
 )
+from serving.json_text import dumps
+from serving.limits import ServingLimits, drain, read_body
 from serving.model_registry import ModelRegistry
 
 _MODEL_PATH = re.compile(
@@ -39,15 +51,15 @@ _MODEL_PATH = re.compile(
 )
 
 
-def json_response(content, status_code: int = 200) -> Response:
+def json_response(content, status_code: int = 200, close: bool = False) -> Response:
     # TF Serving writes UTF-8 text and NaN/Infinity as is; starlette's JSONResponse refuses NaN.
-    body = json.dumps(content, ensure_ascii=False, allow_nan=True, separators=(",", ":"))
-    return Response(body.encode("utf-8"), status_code=status_code, media_type="application/json")
+    headers = {"connection": "close"} if close else None  # uvicorn then stops reading an unread body
+    return Response(dumps(content), status_code=status_code, media_type="application/json", headers=headers)
 
 
 def create_app(
     registry: ModelRegistry,
-    max_request_bytes: int = 16 * 1024 * 1024,
+    limits: ServingLimits = None,
     poll_seconds: float = 1.0,
     scheduler: BatchScheduler = None,
 ) -> Starlette:
@@ -55,24 +67,30 @@ def create_app(
 
     Args:
         registry: the model (already polled once if it should serve right away).
-        max_request_bytes: larger request bodies get 413.
+        limits: the bounds of `serving.limits`; default `ServingLimits()`.
         poll_seconds: how often to look for a new version under the model base path; 0 disables.
         scheduler: runs predictions; default `BatchScheduler()`.
     """
+    limits = limits or ServingLimits()
     scheduler = scheduler or BatchScheduler()
+    requests = ModelRequests(registry, scheduler, limits)
 
     async def models_endpoint(request: Request) -> Response:
         try:
-            return await _handle_model_request(request, registry, scheduler, max_request_bytes)
+            return await requests.handle(request)
         except ServingError as error:
-            return json_response({"error": error.message}, error.status_code)
-        except Exception as error:  # Last resort: answer, log, keep serving.
+            return json_response({"error": error.message}, error.status_code, error.close_connection)
+        except ClientDisconnect:  # Nobody reads this answer; it only ends the exchange.
+            return json_response({"error": "The client disconnected before sending the whole request"}, 400)
+        except Exception:  # Last resort: answer, log, keep serving.
             logging.exception("Unhandled error for %s %s", request.method, request.url.path)
-            return json_response({"error": f"Internal error: {error!r}"}, 500)
+            return json_response({"error": "Internal error; the zoo-serve log has the details"}, 500)
 
-    async def unknown_path(request: Request) -> Response:
-        await _drain(request)
-        return json_response({"error": f"Malformed request: {request.method} {request.url.path}"}, 404)
+    async def other_paths(request: Request) -> Response:
+        await drain(request, limits.max_request_bytes)
+        if request.url.path == "/" and request.method == "GET":
+            return json_response({"status": "alive"})
+        return json_response({"error": f"Malformed request: {request.method} {request.url.path[:200]}"}, 404)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -83,12 +101,13 @@ def create_app(
             if poller:
                 poller.cancel()
             scheduler.shutdown()
+            requests.shutdown()
 
     methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
     return Starlette(
         routes=[
             Route("/v1/models/{rest:path}", models_endpoint, methods=methods),
-            Route("/{rest:path}", unknown_path, methods=methods),
+            Route("/{rest:path}", other_paths, methods=methods),
         ],
         lifespan=lifespan,
     )
@@ -96,75 +115,131 @@ def create_app(
 
 async def _poll_forever(registry: ModelRegistry, poll_seconds: float):
     """Looks for a new version every `poll_seconds`; loading runs in a thread to keep serving."""
+    last_failure = None
     while True:
         await asyncio.sleep(poll_seconds)
         try:
             await asyncio.to_thread(registry.poll)
-        except Exception:  # e.g. the base path vanished for a moment: keep the served version.
-            logging.exception("Polling %s failed", registry.model_base_path)
+            last_failure = None
+        except Exception as error:  # The registry logs what it expects; this is the unexpected, logged once.
+            failure = f"{type(error).__name__}: {error}"
+            if failure != last_failure:
+                logging.exception("Polling %s failed; still serving the current version", registry.model_base_path)
+            last_failure = failure
 
 
-async def _handle_model_request(request, registry, scheduler, max_request_bytes) -> Response:
-    match = _MODEL_PATH.fullmatch(request.path_params["rest"])
-    body = await _read_body(request, max_request_bytes)
-    if not match:
-        raise NotFoundError(f"Malformed request: {request.method} {request.url.path}")
-    name, version_text, action = match.group("name", "version", "action")
-    version = None
-    if version_text is not None:
-        if not version_text.isdigit():
-            raise NotFoundError(f"Malformed request: version {version_text!r} is not an integer")
-        version = int(version_text)
-    if action in (None, "/", "/metadata"):
-        if request.method != "GET":
-            raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use GET")
-        if action == "/metadata":
-            return json_response(_metadata(registry, name, version))
-        return json_response(_status(registry, name, version))
-    if action != ":predict":
-        raise NotFoundError(
-            f"Malformed request: {request.method} {request.url.path}; zoo-serve supports ':predict' only"
+class ModelRequests:
+    """Answers `/v1/models/...` requests within `limits`.
+
+    Args:
+        registry: the served model.
+        scheduler: runs the signatures.
+        limits: the bounds of `serving.limits`.
+    """
+
+    def __init__(self, registry: ModelRegistry, scheduler: BatchScheduler, limits: ServingLimits):
+        self.registry = registry
+        self.scheduler = scheduler
+        self.limits = limits
+        self.held = 0  # predict requests between admission and answer; only the event loop touches it
+        # JSON holds the GIL while it parses: a few threads are enough, and bound parsing memory.
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="json"
         )
-    if request.method != "POST":
-        raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use POST")
-    model = registry.get(name, version)
+
+    def shutdown(self):
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def handle(self, request: Request) -> Response:
+        match = _MODEL_PATH.fullmatch(request.path_params["rest"])
+        action = match.group("action") if match else None
+        if not (action == ":predict" and request.method == "POST"):
+            await drain(request, self.limits.max_request_bytes)
+        if not match:
+            raise NotFoundError(f"Malformed request: {request.method} {request.url.path[:200]}")
+        name, version_text = match.group("name", "version")
+        version = None
+        if version_text is not None:
+            if not version_text.isdigit():
+                raise NotFoundError(f"Malformed request: version {version_text[:40]!r} is not an integer")
+            version = int(version_text)
+        if action in (None, "/", "/metadata"):
+            if request.method != "GET":
+                raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use GET")
+            if action == "/metadata":
+                return json_response(_metadata(self.registry, name, version))
+            return json_response(_status(self.registry, name, version))
+        if action != ":predict":
+            raise NotFoundError(
+                f"Malformed request: {request.method} {request.url.path[:200]}; zoo-serve supports ':predict' only"
+            )
+        if request.method != "POST":
+            raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use POST")
+        return await self._predict(request, name, version)
+
+    async def _predict(self, request: Request, name: str, version) -> Response:
+        limits = self.limits
+        if self.held >= limits.max_queued_requests:
+            await drain(request, limits.max_request_bytes)
+            raise OverloadedError(
+                f"zoo-serve already holds {self.held} predict requests (--max_queued_requests="
+                f"{limits.max_queued_requests}); retry later"
+            )
+        self.held += 1
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + limits.request_timeout_seconds
+            try:
+                body = await asyncio.wait_for(read_body(request, limits.max_request_bytes), limits.request_timeout_seconds)
+            except asyncio.TimeoutError:
+                raise RequestTimeoutError(
+                    f"The request body did not arrive within {limits.request_timeout_seconds:g} s "
+                    "(zoo-serve --request_timeout_seconds)"
+                ) from None
+            model = self.registry.get(name, version)
+            try:
+                return await asyncio.wait_for(self._answer(model, body), max(deadline - loop.time(), 0.001))
+            except asyncio.TimeoutError:
+                raise DeadlineExceededError(
+                    f"No answer within {limits.request_timeout_seconds:g} s (zoo-serve --request_timeout_seconds)"
+                ) from None
+        finally:
+            self.held -= 1
+
+    async def _answer(self, model, body: bytes) -> Response:
+        loop = asyncio.get_running_loop()
+        signature, arrays, request_format = await loop.run_in_executor(
+            self._pool, prepare_predict, model, body, self.limits.max_sentences_per_request
+        )
+        outputs = await self.scheduler.predict(signature, arrays)
+        content = await loop.run_in_executor(self._pool, encode_answer, outputs, request_format)
+        return Response(content, media_type="application/json")
+
+
+def prepare_predict(model, body: bytes, max_sentences: int) -> tuple:
+    """A predict body -> (signature, input name -> array, request format); raises ServingError."""
     predict_request = json_tensor.parse_predict_request(body)
     signature = model.signatures.get(predict_request.signature_name)
     if signature is None:
         raise BadRequestError(
-            f'Serving signature name: "{predict_request.signature_name}" not found in signature def; '
+            f'Serving signature name: "{predict_request.signature_name[:100]}" not found in signature def; '
             f"available: {sorted(model.signatures)}"
         )
-    arrays = json_tensor.request_to_arrays(predict_request, signature.inputs)
-    outputs = await scheduler.predict(signature, arrays)
-    return json_response(json_tensor.arrays_to_response(outputs, predict_request.format))
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    """Reads the body; past `limit` bytes keeps draining (so the client reads our 413) and raises."""
-    declared = request.headers.get("content-length", "")
-    too_large = declared.isdigit() and int(declared) > limit
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            too_large = True
-        if not too_large:
-            chunks.append(chunk)
-    if too_large:
+    examples = json_tensor.batch_size(predict_request)
+    if examples is not None and examples > max_sentences:
         raise PayloadTooLargeError(
-            f"Request body of {max(size, int(declared or 0))} bytes exceeds the limit of {limit} bytes "
-            "(zoo-serve --max_request_bytes)"
+            f"Request holds {examples} examples; zoo-serve takes at most {max_sentences} per request "
+            "(--max_sentences_per_request): split it"
         )
-    return b"".join(chunks)
+    return signature, json_tensor.request_to_arrays(predict_request, signature.inputs), predict_request.format
 
 
-async def _drain(request: Request):
-    async for _ in request.stream():
-        pass
+def encode_answer(outputs: dict, request_format: str) -> bytes:
+    return dumps(json_tensor.arrays_to_response(outputs, request_format))
 
 
 def _status(registry, name, version) -> dict:
+    statuses = registry.statuses(name, version)
     return {
         "model_version_status": [
             {
@@ -172,8 +247,9 @@ def _status(registry, name, version) -> dict:
                 "state": status.state,
                 "status": {"error_code": "OK", "error_message": status.error_message},
             }
-            for status in registry.statuses(name, version)
-        ]
+            for status in statuses
+        ],
+        "ready": any(status.state == "AVAILABLE" for status in statuses),
     }
 
 

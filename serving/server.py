@@ -11,12 +11,19 @@ import sys
 
 from absl import app, flags
 
+from serving.limits import ServingLimits
+
+_DEFAULT = ServingLimits()
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_base_path", None, "Directory holding numeric version dirs (1/, 2/, ...).")
 flags.DEFINE_string("model_name", "zoo", "Model name in the URLs: /v1/models/<model_name>.")
 flags.DEFINE_integer("rest_api_port", 8501, "Port of the REST API.")
 flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 serves other machines too.")
-flags.DEFINE_integer("max_request_bytes", 16 * 1024 * 1024, "Larger request bodies get HTTP 413.")
+flags.DEFINE_integer("max_request_bytes", _DEFAULT.max_request_bytes, "Larger request bodies get HTTP 413.")
+flags.DEFINE_integer("max_sentences_per_request", _DEFAULT.max_sentences_per_request, "More examples get HTTP 413.")
+flags.DEFINE_integer("max_queued_requests", _DEFAULT.max_queued_requests, "Most predict requests held at once; more: 503.")
+flags.DEFINE_float("request_timeout_seconds", _DEFAULT.request_timeout_seconds, "Body not in by then: 408; answer: 504.")
+flags.DEFINE_integer("max_connections", _DEFAULT.max_connections, "Most open connections; past it requests get 503.")
 flags.DEFINE_float("poll_seconds", 1.0, "Seconds between looks for a new version; 0 disables.")
 flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
 flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.")
@@ -24,13 +31,30 @@ flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most bat
 flags.mark_flag_as_required("model_base_path")
 
 
-def main(argv):
-    del argv
+def _limits() -> ServingLimits:
+    """The flags' `ServingLimits`, after checking every numeric flag; exits with one line if one is bad."""
     if not os.path.isdir(FLAGS.model_base_path):
         sys.exit(
-            f"zoo-serve: --model_base_path {FLAGS.model_base_path!r} is not a directory; expected a "
+            f"zoo-serve: error: --model_base_path {FLAGS.model_base_path!r} is not a directory; expected a "
             "directory holding numeric version directories such as 1/saved_model.pb"
         )
+    for name in ("max_batch_size", "num_batch_threads"):
+        if FLAGS[name].value < 1:
+            sys.exit(f"zoo-serve: error: --{name} must be >= 1, got {FLAGS[name].value}")
+    if FLAGS.poll_seconds < 0:
+        sys.exit(f"zoo-serve: error: --poll_seconds must be >= 0 (0 disables polling), got {FLAGS.poll_seconds}")
+    try:
+        return ServingLimits(
+            FLAGS.max_request_bytes, FLAGS.max_sentences_per_request, FLAGS.max_queued_requests,
+            FLAGS.request_timeout_seconds, FLAGS.max_connections,
+        )
+    except ValueError as error:
+        sys.exit(f"zoo-serve: error: {error}")
+
+
+def main(argv):
+    del argv
+    limits = _limits()
     # Imported here, after the flags are checked, so --help and usage errors skip TensorFlow's import.
     import uvicorn
 
@@ -43,9 +67,12 @@ def main(argv):
     if not registry.poll():
         logging.warning("No loadable version under %s yet; waiting for one.", FLAGS.model_base_path)
     scheduler = BatchScheduler(FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching)
-    rest_app = create_app(registry, FLAGS.max_request_bytes, FLAGS.poll_seconds, scheduler)
+    rest_app = create_app(registry, limits, FLAGS.poll_seconds, scheduler)
     logging.info("zoo-serve: REST API at http://%s:%d/v1/models/%s", FLAGS.host, FLAGS.rest_api_port, FLAGS.model_name)
-    uvicorn.run(rest_app, host=FLAGS.host, port=FLAGS.rest_api_port, log_level="warning", access_log=False)
+    uvicorn.run(
+        rest_app, host=FLAGS.host, port=FLAGS.rest_api_port, log_level="warning", access_log=False,
+        **limits.uvicorn_options(),
+    )
 
 
 def run():

@@ -13,6 +13,7 @@ import pytest
 
 import saved_model_fixture
 from rest_servers import RestServer, zoo_serve_in_thread
+from serving.limits import ServingLimits
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +26,8 @@ def fixture_base_path(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def zoo_serve_server(fixture_base_path):
-    with zoo_serve_in_thread(fixture_base_path, max_request_bytes=64 * 1024, poll_seconds=0) as url:
+    limits = ServingLimits(max_request_bytes=64 * 1024)
+    with zoo_serve_in_thread(fixture_base_path, limits=limits, poll_seconds=0) as url:
         yield RestServer(url, "zoo", "zoo-serve", "1")
 
 

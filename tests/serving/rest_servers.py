@@ -14,6 +14,7 @@ import httpx
 import uvicorn
 
 from serving.batching import BatchScheduler
+from serving.limits import ServingLimits
 from serving.model_registry import ModelRegistry
 from serving.rest_app import create_app
 
@@ -35,13 +36,20 @@ class RestServer:
 
 
 @contextlib.contextmanager
-def zoo_serve_in_thread(model_base_path: str, model_name: str = "zoo", **app_kwargs):
-    """Runs the zoo-serve app with uvicorn in a thread on a free port; yields the base URL."""
-    registry = ModelRegistry(model_name, model_base_path)
-    registry.poll()
+def zoo_serve_in_thread(model_base_path: str, model_name: str = "zoo", registry=None, **app_kwargs):
+    """Runs the zoo-serve app with uvicorn in a thread on a free port; yields the base URL.
+
+    `app_kwargs` go to `create_app` (`limits`, `poll_seconds`, `scheduler`); `registry` replaces
+    the one built (and polled once) from `model_base_path`.
+    """
+    if registry is None:
+        registry = ModelRegistry(model_name, model_base_path)
+        registry.poll()
     app_kwargs.setdefault("scheduler", BatchScheduler(max_batch_size=16, num_batch_threads=2))
+    limits = app_kwargs.setdefault("limits", ServingLimits())
     config = uvicorn.Config(
-        create_app(registry, **app_kwargs), host="127.0.0.1", port=0, log_level="warning", access_log=False
+        create_app(registry, **app_kwargs), host="127.0.0.1", port=0, log_level="warning", access_log=False,
+        **limits.uvicorn_options(),
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

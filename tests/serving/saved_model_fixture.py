@@ -15,8 +15,9 @@ docs/contract.md, "The SavedModel", so a real `zoo-export` directory can replace
 Hypothesis k (0-based) of `beam_search` is the translation followed by `"~"` repeated k times.
 Its `log_probs` is `log_prob_of(hypothesis)` = -0.25 * (characters + 1) (the "+ 1" stands for
 the end token), which is also what the `score` signature answers for that target, and its
-`scores` is `log_probs / (characters + 1) ** length_penalty`. `beam_search` fails with
-InvalidArgument when `num_hypotheses` is not in [1, beam_width], like a real beam search would.
+`scores` is `log_probs / (characters + 1) ** length_penalty`. Like the real export, `beam_search`
+clamps `beam_width` to [1, 64] and `num_hypotheses` to [1, beam_width], replaces a non-finite
+`length_penalty` by its default (1.0 here), and pads `source_tokens` to at least one column.
 
 Run as a script to write a TF Serving model base path: `python saved_model_fixture.py DIR [VERSION]`.
 """
@@ -27,6 +28,9 @@ import sys
 
 import numpy as np
 import tensorflow as tf
+
+from serving.warmup import MESSAGES, warmup_file
+from zoo.constants import DEFAULT_MAX_BEAM_WIDTH
 
 _STRING_BATCH = tf.TensorSpec([None], tf.string)
 
@@ -61,9 +65,10 @@ def _log_prob(target):
     return -0.25 * (_num_chars(target) + 1.0)
 
 
-def _tokens(text):
-    """(B,) string -> (B, T) whitespace tokens, padded with empty strings."""
-    return tf.strings.split(text).to_tensor(default_value="")
+def _tokens(text, min_width=0):
+    """(B,) string -> (B, T) whitespace tokens, padded with empty strings to T >= min_width."""
+    tokens = tf.strings.split(text).to_tensor(default_value="")
+    return tf.pad(tokens, [[0, 0], [0, tf.maximum(min_width - tf.shape(tokens)[1], 0)]], constant_values="")
 
 
 class TranslationFixture(tf.Module):
@@ -88,16 +93,10 @@ class TranslationFixture(tf.Module):
         ]
     )
     def beam_search(self, source, beam_width, num_hypotheses, length_penalty):
-        checks = [
-            tf.debugging.assert_greater_equal(
-                num_hypotheses, 1, message="num_hypotheses must be at least 1"
-            ),
-            tf.debugging.assert_less_equal(
-                num_hypotheses, beam_width, message="num_hypotheses must be at most beam_width"
-            ),
-        ]
-        with tf.control_dependencies(checks):
-            best = _translate(source)  # [batch]
+        beam_width = tf.clip_by_value(beam_width, 1, DEFAULT_MAX_BEAM_WIDTH)
+        num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
+        length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, 1.0)
+        best = _translate(source)  # [batch]
         suffixes = tf.strings.reduce_join(  # [num_hypotheses]: "", "~", "~~", ...
             tf.where(
                 tf.sequence_mask(tf.range(num_hypotheses), num_hypotheses),
@@ -109,14 +108,16 @@ class TranslationFixture(tf.Module):
         translations = best[:, None] + suffixes[None, :]  # [batch, num_hypotheses]
         log_probs = _log_prob(translations)
         scores = log_probs / tf.pow(_num_chars(translations) + 1.0, length_penalty)
-        source_tokens = _tokens(source)  # [batch, src_len]
+        source_tokens = _tokens(source, min_width=1)  # [batch, src_len], src_len >= 1 as in the export
         target_tokens = _tokens(best)  # [batch, tgt_len]
-        src_len = tf.shape(source_tokens)[1]
-        tgt_len = tf.shape(target_tokens)[1]
-        # Target token j attends to the source token it mirrors: one-hot rows.
-        mirrored = tf.maximum(src_len - 1 - tf.range(tgt_len), 0)
-        attention = tf.one_hot(mirrored, tf.maximum(src_len, 1), dtype=tf.float32)[:, :src_len]
-        attention = tf.tile(attention[None], [tf.shape(source)[0], 1, 1])
+        # Target token j of a sentence attends to the source token it mirrors in that sentence (one-hot
+        # rows), zero rows past its own target and zero columns past its own source, as in the export.
+        src_lengths = tf.reduce_sum(tf.cast(source_tokens != "", tf.int32), axis=1)  # [batch]
+        tgt_lengths = tf.reduce_sum(tf.cast(target_tokens != "", tf.int32), axis=1)  # [batch]
+        steps = tf.range(tf.shape(target_tokens)[1])[None, :]  # [1, tgt_len]
+        mirrored = src_lengths[:, None] - 1 - steps  # [batch, tgt_len]; -1 and below: no source token
+        attention = tf.one_hot(mirrored, tf.shape(source_tokens)[1], dtype=tf.float32)  # zero rows for < 0
+        attention *= tf.cast(steps < tgt_lengths[:, None], tf.float32)[:, :, None]
         return {
             "translations": translations,
             "scores": scores,
@@ -141,18 +142,16 @@ def write_warmup_requests(export_dir: str, requests: list) -> str:
         export_dir: a SavedModel version directory.
         requests: (signature name, {input name: numpy-convertible value}) pairs.
     """
-    from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
-
-    path = os.path.join(export_dir, "assets.extra", "tf_serving_warmup_requests")
+    path = warmup_file(export_dir)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path) as writer:
         for signature_name, inputs in requests:
-            request = predict_pb2.PredictRequest(
-                model_spec=model_pb2.ModelSpec(name="zoo", signature_name=signature_name)
-            )
+            log = MESSAGES["PredictionLog"]()
+            request = log.predict_log.request
+            request.model_spec.name = "zoo"
+            request.model_spec.signature_name = signature_name
             for name, value in inputs.items():
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(value))
-            log = prediction_log_pb2.PredictionLog(predict_log=prediction_log_pb2.PredictLog(request=request))
+                request.inputs.add(key=name, value=tf.make_tensor_proto(value).SerializeToString())
             writer.write(log.SerializeToString())
     return path
 
@@ -160,7 +159,7 @@ def write_warmup_requests(export_dir: str, requests: list) -> str:
 def build_saved_model(model_base_path: str, version: int = 1) -> str:
     """Writes the fixture to `<model_base_path>/<version>/` as TF Serving expects; returns that dir.
 
-    With `tensorflow-serving-api` installed, also writes two warmup requests, as a real export does.
+    Also writes two warmup requests, as a real export does.
     """
     module = TranslationFixture()
     export_dir = os.path.join(model_base_path, str(version))
@@ -174,24 +173,11 @@ def build_saved_model(model_base_path: str, version: int = 1) -> str:
             "score": module.score,
         },
     )
-    try:
-        write_warmup_requests(
-            export_dir,
-            [
-                ("serving_default", {"source": ["warm up"]}),
-                (
-                    "beam_search",
-                    {
-                        "source": ["warm up"],
-                        "beam_width": np.int32(2),
-                        "num_hypotheses": np.int32(2),
-                        "length_penalty": np.float32(1.0),
-                    },
-                ),
-            ],
-        )
-    except ImportError:
-        pass  # tensorflow-serving-api is optional: the export serves without warmup.
+    beam_inputs = {"beam_width": np.int32(2), "num_hypotheses": np.int32(2), "length_penalty": np.float32(1.0)}
+    write_warmup_requests(
+        export_dir,
+        [("serving_default", {"source": ["warm up"]}), ("beam_search", {"source": ["warm up"], **beam_inputs})],
+    )
     return export_dir
 
 

@@ -3,7 +3,6 @@
 The served model is `saved_model_fixture`: its answers are known exactly in Python.
 """
 
-import asyncio
 import base64
 import concurrent.futures
 import json
@@ -19,8 +18,9 @@ import pytest
 
 import saved_model_fixture as fixture
 from rest_servers import REPO_ROOT, zoo_serve_subprocess
-from serving.batching import BatchScheduler
-from serving.model_registry import ModelRegistry, Signature, complete_versions, load_version, replay_warmup_requests
+from serving.model_registry import load_version
+from serving.warmup import replay_warmup_requests
+from zoo.constants import saved_model_versions
 
 SENTENCES = ["hello world", "Grüße aus Köln", "", "a b c"]
 
@@ -50,6 +50,8 @@ def test_model_status(rest_server, client):
         assert served == [
             {"version": rest_server.version, "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}
         ]
+        if rest_server.kind == "zoo-serve":  # KServe's V1 readiness field; TF Serving has none.
+            assert response.json()["ready"] is True
 
 
 def _dims(tensor_info):
@@ -159,6 +161,20 @@ def test_predict_beam_search_columnar(rest_server, client):
     assert outputs["attention"][0] == [[0.0, 1.0], [1.0, 0.0]]
 
 
+@pytest.mark.parametrize(
+    "beam_width,num_hypotheses,expected_hypotheses",
+    [(3, 5, 3), (0, 1, 1), (0, 3, 1), (1000, 100, 64), (2, 0, 1), (-4, -4, 1)],
+)
+def test_beam_search_clamps_its_parameters_as_the_export_does(
+    rest_server, client, beam_width, num_hypotheses, expected_hypotheses
+):
+    # The export clamps beam_width to [1, 64] and num_hypotheses to [1, beam_width]: never a 400.
+    inputs = {"source": ["ab"], "beam_width": beam_width, "num_hypotheses": num_hypotheses, "length_penalty": 1.0}
+    response = _predict(client, rest_server, {"signature_name": "beam_search", "inputs": inputs})
+    assert response.status_code == 200, response.text
+    assert response.json()["outputs"]["translations"] == [["BA" + "~" * k for k in range(expected_hypotheses)]]
+
+
 def test_predict_score_signature_both_formats(rest_server, client):
     targets = ["x", "four", ""]
     row = _predict(
@@ -204,7 +220,7 @@ _ERROR_CASES = [
     ("scalars_in_row_format", "POST", ":predict",
      {"signature_name": "beam_search", "instances": [dict(source="a", **BEAM_INPUTS)]}, 400, "", False),
     ("tf_invalid_argument", "POST", ":predict",
-     {"signature_name": "beam_search", "inputs": dict(source=["a"], **{**BEAM_INPUTS, "beam_width": 1})}, 400, "num_hypotheses", True),
+     {"signature_name": "score", "inputs": {"source": ["a", "b"], "target": ["c"]}}, 400, "batch size", True),
     ("unknown_version_predict", "POST", "/versions/987:predict", {"instances": ["a"]}, 404, "987", True),
     ("unknown_version_status", "GET", "/versions/987", None, 404, "987", True),
     ("unknown_version_metadata", "GET", "/versions/987/metadata", None, 404, "987", True),
@@ -302,61 +318,18 @@ def test_8_concurrent_clients_x_25_requests_without_failure(rest_server):
     assert failures == []
 
 
-class _CountingFunction:
-    """Wraps a signature function, counting calls and the batch sizes it saw."""
-
-    def __init__(self, function):
-        self.function = function
-        self.batch_sizes = []
-
-    def __call__(self, **inputs):
-        self.batch_sizes.append(int(inputs["source"].shape[0]))
-        time.sleep(0.02)  # Long enough for the other requests to queue up behind this call.
-        return self.function(**inputs)
-
-
-def test_batch_scheduler_merges_concurrent_requests_and_splits_answers_exactly(fixture_base_path):
-    registry = ModelRegistry("zoo", fixture_base_path)
-    registry.poll()
-    original = registry.current.signatures["score"]
-    counting = _CountingFunction(original.function)
-    signature = Signature("score", counting, original.inputs, original.outputs)
-    scheduler = BatchScheduler(max_batch_size=8, num_batch_threads=1)
-    targets = [f"target number {i}" * (i % 4) for i in range(20)]
-
-    async def main():
-        good = [
-            scheduler.predict(signature, {"source": np.array([b"s"], object), "target": np.array([t.encode()], object)})
-            for t in targets
-        ]
-        # Mismatched lengths fail alone (InvalidArgument in the model) without failing the others.
-        bad = scheduler.predict(
-            signature, {"source": np.array([b"s", b"t"], object), "target": np.array([b"u"], object)}
-        )
-        return await asyncio.gather(*good, bad, return_exceptions=True)
-
-    *answers, failure = asyncio.run(main())
-    scheduler.shutdown()
-    for answer, target in zip(answers, targets):
-        np.testing.assert_allclose(answer["log_prob"], [fixture.log_prob_of(target)], rtol=1e-6)
-    assert getattr(failure, "status_code", None) == 400, failure
-    assert sum(counting.batch_sizes) == 20 + 2  # The bad request ran alone.
-    assert max(counting.batch_sizes) == 8 and len(counting.batch_sizes) < 20
-
-
 # ----------------------------------------------------------------- versions and the real command line
 
 
-def test_complete_versions_ignores_partial_and_non_numeric_dirs(tmp_path, fixture_base_path):
+def test_saved_model_versions_ignores_partial_and_non_numeric_dirs(tmp_path, fixture_base_path):
     for name in ("2", "10", ".tmp-11", "12.partial"):
         shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / name)
     (tmp_path / "13").mkdir()  # Still being written: no saved_model.pb yet.
     (tmp_path / "14").write_text("a file, not a directory")
-    assert complete_versions(str(tmp_path)) == [2, 10]
+    assert saved_model_versions(str(tmp_path)) == [2, 10]
 
 
 def test_warmup_requests_are_replayed_and_a_failing_one_fails_the_load(tmp_path, fixture_base_path):
-    pytest.importorskip("tensorflow_serving.apis", reason="tensorflow-serving-api reads the warmup file")
     assert replay_warmup_requests(load_version(fixture_base_path, 1)) == 2
     shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "4")
     fixture.write_warmup_requests(str(tmp_path / "4"), [("no_such_signature", {"source": ["x"]})])
@@ -388,7 +361,7 @@ def test_zoo_serve_cli_picks_up_new_versions_without_restart(tmp_path, fixture_b
         }
         assert http.post(f"{model_url}:predict", json={"instances": ["still"]}).status_code == 200
         assert process.poll() is None
-    assert "Failed to load version 3" in process.stdout.read()
+    assert process.stdout.read().count("Failed to load version 3") == 1  # Some seven polls, one load, one line.
 
 
 def _wait_for_version(http, model_url, version, timeout=30):

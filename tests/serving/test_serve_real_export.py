@@ -1,13 +1,17 @@
 """zoo-serve and the client with a real zoo export (not the fixture): the answers are the export's own."""
 
+import concurrent.futures
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from export.export_test_model import TEST_SOURCES, as_str, build_parts, write_export
+from export.export_test_model import BEAM_WIDTH, LENGTH_PENALTY, TEST_SOURCES, as_str, build_parts, write_export
 from rest_servers import zoo_serve_in_thread
 from serving.client import TranslationClient
-from serving.model_registry import load_version, replay_warmup_requests
+from serving.model_registry import load_version
+from serving.warmup import read_warmup_requests, replay_warmup_requests, warmup_file
 
 ODD = ["", "   ", "😀 ЖЖ", "3 mars 2021 " * 30]
 
@@ -27,9 +31,51 @@ def client(real_export):
             yield client
 
 
-def test_zoo_serve_replays_every_warmup_request_of_the_export(real_export):
+@pytest.fixture
+def without_tensorflow_serving(monkeypatch):
+    """Makes every `import tensorflow_serving...` fail, as where tensorflow-serving-api is not installed."""
+    for name in [n for n in sys.modules if n == "tensorflow_serving" or n.startswith("tensorflow_serving.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "tensorflow_serving", None)
+    with pytest.raises(ImportError):
+        from tensorflow_serving.apis import prediction_log_pb2  # noqa: F401
+
+
+def test_zoo_serve_replays_every_warmup_request_of_the_export(real_export, without_tensorflow_serving):
     base, _ = real_export
     assert replay_warmup_requests(load_version(base, 1)) == 5
+
+
+def test_the_warmup_reader_decodes_the_exports_requests(real_export, without_tensorflow_serving):
+    base, _ = real_export
+    requests = read_warmup_requests(warmup_file(f"{base}/1"))
+    warmup_sources = [s.encode() for s in TEST_SOURCES[:2]]  # what write_export gives the export
+    assert {name for name, _ in requests} == {"serving_default", "greedy", "beam_search", "score"}
+    for name, inputs in requests:
+        assert inputs["source"].dtype == object and inputs["source"].tolist() in (warmup_sources, warmup_sources[-1:])
+        if name == "beam_search":
+            assert inputs["beam_width"].dtype == np.int32 and inputs["beam_width"].shape == ()
+            assert int(inputs["beam_width"]) == BEAM_WIDTH and int(inputs["num_hypotheses"]) == 1
+            assert inputs["length_penalty"] == np.float32(LENGTH_PENALTY)
+        if name == "score":
+            assert inputs["target"].tolist() == inputs["source"].tolist()
+
+
+def test_the_warmup_reader_agrees_with_tf_servings_own_protos(real_export):
+    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    base, _ = real_export
+    path = warmup_file(f"{base}/1")
+    expected = []
+    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+        request = prediction_log_pb2.PredictionLog.FromString(record).predict_log.request
+        expected.append((request.model_spec.signature_name, {k: tf.make_ndarray(v) for k, v in request.inputs.items()}))
+    ours = read_warmup_requests(path)
+    assert [name for name, _ in ours] == [name for name, _ in expected]
+    for (_, mine), (_, theirs) in zip(ours, expected):
+        assert sorted(mine) == sorted(theirs)
+        for key in mine:
+            np.testing.assert_array_equal(mine[key], theirs[key])
+            assert mine[key].dtype == theirs[key].dtype
 
 
 def test_metadata_shows_the_contract_signatures(client):
@@ -73,3 +119,26 @@ def test_beam_search_columnar_answer_has_tokens_and_attention(client):
     attention = np.array(outputs["attention"])
     assert attention.shape == (2, len(outputs["target_tokens"][0]), len(outputs["source_tokens"][0]))
     assert [t for t in outputs["source_tokens"][1] if t] == ["7", "▁", "m", "a", "i"]
+
+
+def test_concurrent_beam_search_requests_get_the_answers_of_separate_calls(client, real_export):
+    _, loaded = real_export
+    sources = TEST_SOURCES + ODD + ["1 mai", "2 mai", "12 mai 2021", "4 avril"]
+    params = {"beam_width": 3, "num_hypotheses": 2, "length_penalty": 0.6}
+
+    def ask(source):
+        return client.predict("beam_search", {"source": [source], **params})
+
+    with concurrent.futures.ThreadPoolExecutor(len(sources)) as pool:
+        answers = list(pool.map(ask, sources))
+    for source, outputs in zip(sources, answers):
+        alone = loaded.signatures["beam_search"](
+            source=tf.constant([source]), beam_width=tf.constant(3), num_hypotheses=tf.constant(2),
+            length_penalty=tf.constant(0.6),
+        )
+        assert outputs["translations"] == [as_str(alone["translations"][0])], source
+        assert outputs["source_tokens"] == [as_str(alone["source_tokens"][0])], source
+        assert outputs["target_tokens"] == [as_str(alone["target_tokens"][0])], source
+        assert np.array(outputs["attention"]).shape == tuple(alone["attention"].shape), source
+        np.testing.assert_allclose(outputs["attention"], alone["attention"].numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(outputs["log_probs"], alone["log_probs"].numpy(), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,49 @@
+"""JSON text <-> Python values for `zoo-serve`, with plain messages for every way it can fail.
+
+Error messages describe a received value in words (`describe`), never with a Python repr: a
+client learns what was wrong without seeing the server's internals.
+"""
+
+import json
+
+from serving.errors import BadRequestError
+
+
+def loads(body: bytes):
+    """UTF-8 JSON -> Python values; every way it can fail is a BadRequestError with a plain message."""
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise BadRequestError(f"JSON Parse error: byte {error.start} is not UTF-8; expected a UTF-8 JSON object") from None
+    except json.JSONDecodeError as error:
+        raise BadRequestError(
+            f"JSON Parse error: {error.msg} at line {error.lineno} column {error.colno}; expected a JSON object"
+        ) from None
+    except RecursionError:
+        raise BadRequestError("JSON Parse error: the document is nested too deeply; expected a JSON object") from None
+    except ValueError:  # Python refuses integers of more than 4300 digits.
+        raise BadRequestError("JSON Parse error: a number has too many digits; expected numbers that fit the inputs") from None
+
+
+def describe(value) -> str:
+    """A short, plain description of a JSON value for error messages (never a Python repr)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        digits = str(abs(value))
+        return f"the integer {value}" if len(digits) <= 20 else f"an integer of {len(digits)} digits"
+    if isinstance(value, float):
+        return f"the number {json.dumps(value)}"
+    if isinstance(value, str):
+        shown = json.dumps(value[:40], ensure_ascii=False) + ("..." if len(value) > 40 else "")
+        return f"the string {shown}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} element(s)"
+    if isinstance(value, dict):
+        return f"an object with {len(value)} key(s)"
+    return f"a value of type {type(value).__name__}"
+
+
+def dumps(content) -> bytes:
+    """A JSON answer as UTF-8 bytes: text as is, NaN and Infinity as TF Serving writes them."""
+    return json.dumps(content, ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode("utf-8")

@@ -1,0 +1,180 @@
+"""zoo-serve's bounds (serving.limits): each one answers a JSON error at once, and the server
+keeps answering status checks and other requests meanwhile."""
+
+import concurrent.futures
+import json
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from rest_servers import zoo_serve_in_thread
+from serving.batching import BatchScheduler
+from serving.limits import ServingLimits
+from serving.model_registry import ModelRegistry, Signature
+
+
+@pytest.fixture
+def client():
+    with httpx.Client(timeout=60) as http:
+        yield http
+
+
+def _assert_json_error(response, status, words):
+    assert response.status_code == status, response.text
+    assert set(response.json()) == {"error"} and words in response.json()["error"], response.text
+
+
+def _ok(http, url):
+    response = http.post(f"{url}/v1/models/zoo:predict", json={"instances": ["ok"]})
+    return response.status_code == 200 and response.json()["predictions"][0]["translation"] == "KO"
+
+
+class _Gate:
+    """A signature function that blocks until the test opens the gate; counts who is waiting."""
+
+    def __init__(self, function):
+        self.function, self.entered, self.opened = function, threading.Semaphore(0), threading.Event()
+
+    def __call__(self, **inputs):
+        self.entered.release()
+        self.opened.wait(timeout=60)
+        return self.function(**inputs)
+
+
+@pytest.fixture
+def gated_server(fixture_base_path):
+    """zoo-serve whose `greedy` waits for the test; yields (url, gate, limits-setter)."""
+    servers = []
+
+    def start(**limits):
+        registry = ModelRegistry("zoo", fixture_base_path)
+        registry.poll()
+        greedy = registry.current.signatures["greedy"]
+        gate = _Gate(greedy.function)
+        registry.current.signatures["greedy"] = Signature("greedy", gate, greedy.inputs, greedy.outputs)
+        context = zoo_serve_in_thread(
+            fixture_base_path, registry=registry, poll_seconds=0, limits=ServingLimits(**limits),
+            scheduler=BatchScheduler(enable_batching=False),
+        )
+        servers.append((context, gate))
+        return context.__enter__(), gate
+
+    yield start
+    for context, gate in servers:
+        gate.opened.set()
+        context.__exit__(None, None, None)
+
+
+_GREEDY = {"signature_name": "greedy", "instances": ["slow"]}
+
+
+def test_past_max_queued_requests_a_predict_gets_503_and_status_still_answers(gated_server, client):
+    url, gate = gated_server(max_queued_requests=2)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        held = [pool.submit(httpx.post, f"{url}/v1/models/zoo:predict", json=_GREEDY, timeout=60) for _ in range(2)]
+        assert gate.entered.acquire(timeout=30) and gate.entered.acquire(timeout=30)
+        start = time.monotonic()
+        _assert_json_error(client.post(f"{url}/v1/models/zoo:predict", json=_GREEDY), 503, "--max_queued_requests=2")
+        assert time.monotonic() - start < 5
+        assert client.get(f"{url}/v1/models/zoo").json()["ready"] is True
+        gate.opened.set()
+        assert [f.result().status_code for f in held] == [200, 200]
+    assert _ok(client, url)
+
+
+def test_an_answer_later_than_the_timeout_is_a_504(gated_server, client):
+    url, gate = gated_server(request_timeout_seconds=0.5)
+    start = time.monotonic()
+    _assert_json_error(client.post(f"{url}/v1/models/zoo:predict", json=_GREEDY), 504, "0.5 s")
+    assert time.monotonic() - start < 5
+    gate.opened.set()
+    assert _ok(client, url)
+
+
+def test_a_body_that_does_not_arrive_in_time_is_a_408(gated_server, client):
+    url, _ = gated_server(request_timeout_seconds=0.5)
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"POST /v1/models/zoo:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"inst")
+        chunks = []
+        while chunk := sock.recv(65536):  # The server closes the connection after its 408.
+            chunks.append(chunk)
+        answer = b"".join(chunks).decode()
+    assert answer.startswith("HTTP/1.1 408"), answer
+    assert json.loads(answer.split("\r\n\r\n", 1)[1])["error"].startswith("The request body did not arrive")
+    assert _ok(client, url)
+
+
+def test_past_max_connections_new_requests_get_503(gated_server, client):
+    url, _ = gated_server(max_connections=3)
+    host, port = url.removeprefix("http://").split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=30) for _ in range(3)]
+    time.sleep(0.2)  # Let the server accept them.
+    assert client.get(f"{url}/v1/models/zoo").status_code == 503
+    for sock in idle:
+        sock.close()
+    time.sleep(0.2)
+    assert client.get(f"{url}/v1/models/zoo").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"instances": ["a"] * 1025}, {"inputs": ["a"] * 1025}, {"signature_name": "score", "inputs": {"source": ["a"] * 1025, "target": ["b"]}}],
+    ids=["row", "columnar", "columnar_named"],
+)
+def test_more_sentences_than_the_limit_is_a_413(zoo_serve_server, client, body):
+    response = client.post(f"{zoo_serve_server.model_url}:predict", json=body)
+    _assert_json_error(response, 413, "1025 examples")
+    assert "--max_sentences_per_request" in response.json()["error"]
+    assert _ok(client, zoo_serve_server.url)
+
+
+def test_a_chunked_body_over_the_limit_is_a_413(zoo_serve_server, client):
+    # No Content-Length: the server counts while it reads (the fixture server's limit is 64 KiB).
+    chunks = (b'{"instances": [' + b'"x",' * 4000 for _ in range(6))
+    response = client.post(f"{zoo_serve_server.model_url}:predict", content=chunks)
+    _assert_json_error(response, 413, "65536")
+    assert _ok(client, zoo_serve_server.url)
+
+
+def test_a_huge_body_is_not_read_to_its_end(zoo_serve_server, client):
+    sent = []
+
+    def endless():  # Up to 1 GiB, far past the 64 KiB limit.
+        for _ in range(1024):
+            sent.append(1)
+            yield b" " * (1 << 20)
+
+    try:
+        response = client.post(f"{zoo_serve_server.model_url}:predict", content=endless())
+        _assert_json_error(response, 413, "65536")
+    except httpx.TransportError:
+        pass  # The server closed the connection after its 413, while the client was still sending.
+    assert len(sent) < 64  # MiB the client got to send before the server stopped reading.
+    assert _ok(client, zoo_serve_server.url)
+
+
+def test_status_answers_quickly_while_a_huge_predict_is_parsed(fixture_base_path, client):
+    limits = ServingLimits(max_request_bytes=64 << 20, max_sentences_per_request=2_000_000)
+    # 400 k strings and one number at the end: converting all of them takes seconds, then fails.
+    # (Parsing the JSON holds the GIL throughout, about a tenth of the time: that bounds the wait.)
+    body = json.dumps({"signature_name": "greedy", "instances": ["ab"] * 400_000 + [7]}).encode()
+    with zoo_serve_in_thread(fixture_base_path, poll_seconds=0, limits=limits) as url:
+        status_url = f"{url}/v1/models/zoo"
+        assert client.get(status_url).status_code == 200
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            start = time.monotonic()
+            big = pool.submit(httpx.post, f"{status_url}:predict", content=body, timeout=120)
+            latencies = []
+            while not big.done():
+                tick = time.monotonic()
+                assert client.get(status_url).status_code == 200
+                latencies.append(time.monotonic() - tick)
+                time.sleep(0.02)
+            predict_seconds = time.monotonic() - start
+        _assert_json_error(big.result(), 400, "expects strings")
+    assert predict_seconds > 1.0, "the big request was too quick to show anything"
+    assert len(latencies) >= 10 and max(latencies) < predict_seconds / 4, (max(latencies), predict_seconds)
