@@ -11,12 +11,14 @@ from zoo.data.dates import (
     sample_dates,
     write_dates_tsv,
 )
+from zoo.data.normalization import normalize
 from zoo.data.pipeline import count_tokens, default_bucket_boundaries, make_dataset
-from zoo.data.tokenizer import (
-    Tokenizer,
+from zoo.data.sentencepiece_tokenizer import SentencePieceTokenizer
+from zoo.data.tokenizer import Tokenizer
+from zoo.data.tokenizer_kinds import (
     build_tokenizer,
+    build_tokenizer_pair,
     load_tokenizer,
-    normalize,
     tokenizer_types,
 )
 from zoo.data.tsv import BadLine, DataError, TsvReport, read_tsv, read_tsv_report, write_tsv
