@@ -9,7 +9,7 @@ import tensorflow as tf
 from zoo.data import vocabulary
 from zoo.data.tsv import DataError
 
-_TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
+TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
 
 # Bucket edges grow by 25-50%: a batch pads little beyond its longest row, and there are
 # few buckets (each one costs graph-building time and holds a partial batch).
@@ -92,12 +92,14 @@ def make_dataset(
 
 
 def tokenize_pairs(
-    dataset, source_tokenizer, target_tokenizer, *, max_source_length=None, max_target_length=None, drop_long=False
-):
+    dataset, source_tokenizer, target_tokenizer, *, max_source_length=None, max_target_length=None,
+    drop_long=False, batched=False,
+):  # fmt: skip
     """(source, target) tf.string elements -> unbatched `((source_ids, target_in_ids), target_out_ids)`.
 
     Rows are 1-D int32; see `make_dataset` for their layout and for the arguments. Pairs
     with an empty side, and with `drop_long` the pairs over a maximum length, are left out.
+    `batched`: the elements are already batches of strings `(B,)` (tokenized as they are).
     """
     for name, value in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
         if value is not None and value < 1:
@@ -122,7 +124,8 @@ def tokenize_pairs(
             target_ids = target_ids[:, :max_target_length]
         return _teacher_forcing(source_ids, target_ids)
 
-    dataset = dataset.batch(_TOKENIZE_BATCH)
+    if not batched:
+        dataset = dataset.batch(TOKENIZE_BATCH)
     dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     dataset = dataset.unbatch()
     # Unbatched ragged rows are specced as 0-ragged-rank RaggedTensors, which padded_batch
