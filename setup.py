@@ -28,13 +28,20 @@ setup(
         "starlette>=0.37",
         "uvicorn>=0.29",
         "httpx>=0.27",
+        # SentencePiece subwords: trained with `sentencepiece`, run in the graph by TensorFlow
+        # Text (whose version must match TensorFlow's; stock TF Serving links its kernels in).
+        "sentencepiece>=0.2",
+        "tensorflow-text>=2.16",
     ],
     extras_require={
+        # TFDS translation datasets by name (zoo.data.tfds_pairs).
+        "tfds": ["tensorflow-datasets>=4.9"],
         "test": [
             "pytest>=8.0",
             "jax[cpu]>=0.4.30",
             # Tests only: checks serving/warmup.py and models.config against TF Serving's own protos.
             "tensorflow-serving-api>=2.16",
+            "tensorflow-datasets>=4.9",  # mock TFDS data in tests/data/test_data_tfds.py
         ],
     },
     entry_points={

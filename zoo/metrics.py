@@ -4,7 +4,9 @@ BLEU and chrF are computed by `sacrebleu` itself (never re-implemented here), so
 numbers and their signatures compare with published ones. Short, space-free targets such
 as `2021-03-03` are a single word to the default `13a` tokenizer, which leaves word-level
 BLEU with no 2-, 3- or 4-grams; score them with `tokenize="char"` instead (the choice is
-recorded in the signature).
+recorded in the signature). Several references per sentence give sacreBLEU's
+multi-reference BLEU and chrF; the signatures then say `nrefs:N` (`nrefs:var` when the
+number varies from sentence to sentence).
 """
 
 import dataclasses
@@ -16,12 +18,12 @@ BLEU_TOKENIZERS = tuple(BLEU.TOKENIZERS)
 
 @dataclasses.dataclass(frozen=True)
 class Scores:
-    """Corpus scores of hypotheses against one reference each.
+    """Corpus scores of hypotheses against their references.
 
     Fields:
       bleu: corpus BLEU, 0-100.
       chrf: corpus chrF, 0-100.
-      exact_match: share of hypotheses equal to their reference after stripping, 0-1.
+      exact_match: share of hypotheses equal to one of their references after stripping, 0-1.
       bleu_signature, chrf_signature: sacreBLEU's signatures (tokenizer, smoothing, ...).
       sentences: number of sentence pairs scored.
     """
@@ -38,11 +40,16 @@ class Scores:
 
 
 def exact_match(hypotheses, references):
-    """Share (0-1) of hypotheses equal to their reference, surrounding whitespace ignored."""
+    """Share (0-1) of hypotheses equal to (one of) their reference(s), surrounding whitespace ignored.
+
+    `references` as in `score`: one str, or a sequence of str, per hypothesis.
+    """
     _check_lengths(hypotheses, references)
     if not hypotheses:
         return 0.0
-    hits = sum(h.strip() == r.strip() for h, r in zip(hypotheses, references))
+    hits = sum(
+        h.strip() in {r.strip() for r in _as_tuple(refs)} for h, refs in zip(hypotheses, references)
+    )
     return hits / len(hypotheses)
 
 
@@ -51,7 +58,8 @@ def score(hypotheses, references, bleu_tokenize="13a"):
 
     Args:
       hypotheses: list of str, one per sentence.
-      references: list of str, the same length.
+      references: list, the same length, of str (one reference per sentence) or of
+        sequences of str (several; their number may vary, at least one each).
       bleu_tokenize: a sacreBLEU tokenizer name (`"13a"`, `"char"`, `"intl"`, ...).
 
     Returns:
@@ -65,8 +73,9 @@ def score(hypotheses, references, bleu_tokenize="13a"):
         raise ValueError("cannot score an empty set of sentences")
     bleu = BLEU(tokenize=bleu_tokenize)
     chrf = CHRF()
-    bleu_score = bleu.corpus_score(hypotheses, [references])
-    chrf_score = chrf.corpus_score(hypotheses, [references])
+    streams = reference_streams(references)
+    bleu_score = bleu.corpus_score(hypotheses, streams)
+    chrf_score = chrf.corpus_score(hypotheses, streams)
     return Scores(
         bleu=float(bleu_score.score),
         chrf=float(chrf_score.score),
@@ -75,6 +84,28 @@ def score(hypotheses, references, bleu_tokenize="13a"):
         chrf_signature=str(chrf.get_signature()),
         sentences=len(hypotheses),
     )
+
+
+def reference_streams(references):
+    """Per-sentence references -> sacreBLEU's reference streams.
+
+    Args:
+      references: list of str, or of sequences of str, one entry per sentence.
+
+    Returns:
+      list of N lists (N = most references of a sentence), each one str per sentence;
+      `None` where a sentence has fewer than N (sacreBLEU skips those).
+    """
+    per_sentence = [_as_tuple(refs) for refs in references]
+    for index, refs in enumerate(per_sentence):
+        if not refs or not all(isinstance(r, str) for r in refs):
+            raise ValueError(f"sentence {index}: expected one or more str references, got {refs!r}")
+    count = max((len(refs) for refs in per_sentence), default=1)
+    return [[refs[k] if k < len(refs) else None for refs in per_sentence] for k in range(count)]
+
+
+def _as_tuple(refs):
+    return (refs,) if isinstance(refs, str) else tuple(refs)
 
 
 def _check_lengths(hypotheses, references):

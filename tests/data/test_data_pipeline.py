@@ -14,6 +14,7 @@ from zoo.data import (
     make_dataset,
     vocabulary,
 )
+from zoo.data.pipeline import token_batch_sizes
 
 PAD, BOS, EOS = vocabulary.PAD_ID, vocabulary.BOS_ID, vocabulary.EOS_ID
 FEW_BUCKETS = [12, 20]  # fewer buckets than the default: quicker to build in tests
@@ -160,3 +161,56 @@ def test_default_bucket_boundaries():
     assert default_bucket_boundaries(None, 30)[-1] == 512
     with pytest.raises(ValueError, match="positive and increasing"):
         make_dataset([("a", "b")], CharTokenizer.build(["a"]), CharTokenizer.build(["b"]), 4, bucket_boundaries=[5, 5])
+
+
+def _word_pairs(lengths):
+    """Pairs whose source has `s` words and target `t` words, for (s, t) in lengths."""
+    return [(" ".join(["a"] * s), " ".join(["b"] * t)) for s, t in lengths]
+
+
+@pytest.fixture(scope="module")
+def ab_tokenizers():
+    return WordTokenizer.build(["a"]), WordTokenizer.build(["b"])
+
+
+def test_batch_tokens_fills_batches_to_the_token_budget(ab_tokenizers):
+    # 100 pairs of 5 source and 6 target words: rows of max(5, 6 + 1) = 7 positions, in the
+    # first bucket (< 8), whose longest row is 7: 64 // 7 = 9 sentences, 63 target tokens.
+    pairs = _word_pairs([(5, 6)] * 100)
+    dataset = make_dataset(
+        pairs, *ab_tokenizers, batch_tokens=64, max_source_length=40, max_target_length=40,
+        bucket_boundaries=[8, 16, 32], shuffle=False,
+    )  # fmt: skip
+    counts = [int(count_tokens(t_out)) for (_, _), t_out in dataset]
+    assert counts == [63] * 11 + [7]
+
+
+def test_batch_tokens_bounds_every_bucket(ab_tokenizers):
+    lengths = [(s, t) for s in range(1, 41) for t in range(1, 40, 3)]
+    dataset = make_dataset(
+        _word_pairs(lengths), *ab_tokenizers, batch_tokens=64, max_source_length=40,
+        max_target_length=40, bucket_boundaries=[8, 16, 32], seed=1,
+    )  # fmt: skip
+    full_sizes = {0: 9, 1: 4, 2: 2, 3: 1}  # 64 // 7, 64 // 15, 64 // 31, 64 // 41
+    seen, rows = {}, 0
+    for x, _, t_out in _batches(dataset):
+        width = max(x.shape[1], t_out.shape[1])
+        assert len(x) * width <= 64 and np.sum(t_out != PAD) <= 64
+        bucket = int(np.searchsorted([8, 16, 32], width, side="right"))
+        assert len(x) <= full_sizes[bucket]
+        seen[bucket] = max(seen.get(bucket, 0), len(x))
+        rows += len(x)
+    assert seen == full_sizes and rows == len(lengths)
+
+
+def test_batch_tokens_arguments_say_what_was_expected(ab_tokenizers):
+    pairs = _word_pairs([(2, 2)])
+    with pytest.raises(ValueError, match="exactly one; got batch_size=None, batch_tokens=None"):
+        make_dataset(pairs, *ab_tokenizers)
+    with pytest.raises(ValueError, match="exactly one; got batch_size=8, batch_tokens=100"):
+        make_dataset(pairs, *ab_tokenizers, 8, batch_tokens=100, max_source_length=9, max_target_length=9)
+    with pytest.raises(ValueError, match="batch_tokens needs max_source_length and max_target_length"):
+        make_dataset(pairs, *ab_tokenizers, batch_tokens=100, max_source_length=9)
+    with pytest.raises(ValueError, match=r"batch_tokens=9 cannot hold the longest row \(10 tokens\)"):
+        make_dataset(pairs, *ab_tokenizers, batch_tokens=9, max_source_length=9, max_target_length=9)
+    assert token_batch_sizes(100, [8, 12], 9, 9) == [14, 10, 10]

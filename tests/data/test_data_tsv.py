@@ -88,3 +88,21 @@ def test_write_tsv_round_trip_and_refusals(tmp_path):
     assert read_tsv(path, strict=True) == pairs
     with pytest.raises(DataError, match="pair 0: the source must be non-empty text without TAB"):
         write_tsv(str(tmp_path / "bad.tsv"), [("a\tb", "c")])
+
+
+def test_multi_reference_lines(tmp_path, caplog):
+    content = "s1\tr1a\tr1b\ns2\tr2a\ns3\t r3a \t r3b \tr3c\r\ns4\tr4a\t\nbad\n"
+    path = _write(tmp_path, "dev.tsv", "\n".join([content] + [f"x{i}\ty{i}" for i in range(40)]))
+    with caplog.at_level(logging.WARNING, logger="zoo.data.tsv"):
+        report = read_tsv_report(path, multi_reference=True)
+    assert report.pairs[:3] == [("s1", "r1a"), ("s2", "r2a"), ("s3", "r3a")]
+    assert report.references[:3] == [("r1a", "r1b"), ("r2a",), ("r3a", "r3b", "r3c")]
+    assert len(report.pairs) == len(report.references) == 43
+    assert [(b.line_number, b.reason) for b in report.bad_lines] == [
+        (4, "empty target in column 3, expected 'source<TAB>target[<TAB>target...]'"),
+        (5, "expected 'source<TAB>target[<TAB>target...]', got 1 fields"),
+        (6, "empty line, expected 'source<TAB>target[<TAB>target...]'"),
+    ]
+    # Without multi_reference a third column is a malformed line, as before.
+    single = read_tsv_report(path, max_bad_fraction=0.5)
+    assert single.pairs[0] == ("s2", "r2a") and single.references[0] == ("r2a",)

@@ -44,3 +44,32 @@ def test_bad_arguments_say_what_was_expected():
 def test_as_dict_has_every_field():
     fields = metrics.score(["a b c d"], ["a b c d"]).as_dict()
     assert set(fields) == {"bleu", "chrf", "exact_match", "bleu_signature", "chrf_signature", "sentences"}
+
+
+def test_multi_reference_bleu_and_chrf_equal_sacrebleus_own():
+    # By hand: against either reference, 4/4 unigrams, 3/3 bigrams, 2/2 trigrams match, no
+    # 4-gram does (exp smoothing counts it 1/2): BLEU = 100 * (1 * 1 * 1 * 0.5) ** (1 / 4).
+    hypotheses = ["a b c d", "the cat is on the mat"]
+    first = ["a b c e", "the cat sat on the mat"]
+    second = ["x b c d", "there is a cat on the mat"]
+    scores = metrics.score(hypotheses[:1], [(first[0], second[0])])
+    assert scores.bleu == pytest.approx(100 * 0.5**0.25)
+    scores = metrics.score(hypotheses, list(zip(first, second)))
+    bleu, chrf = BLEU(), CHRF()
+    assert scores.bleu == pytest.approx(bleu.corpus_score(hypotheses, [first, second]).score)
+    assert scores.chrf == pytest.approx(chrf.corpus_score(hypotheses, [first, second]).score)
+    assert scores.bleu_signature == str(bleu.get_signature()) and "nrefs:2|" in scores.bleu_signature
+    assert scores.chrf_signature.startswith("nrefs:2|")
+    assert scores.bleu > metrics.score(hypotheses, first).bleu  # a second reference can only help
+
+
+def test_a_varying_number_of_references_is_nrefs_var():
+    hypotheses = ["a b c d", "e f g h"]
+    references = [["a b c d", "a b"], ["e f g x"]]
+    scores = metrics.score(hypotheses, references)
+    expected = BLEU().corpus_score(hypotheses, [["a b c d", "e f g x"], ["a b", None]])
+    assert scores.bleu == pytest.approx(expected.score)
+    assert "nrefs:var|" in scores.bleu_signature
+    assert metrics.exact_match([" a b ", "x"], [("z", "a b"), ["y"]]) == 0.5
+    with pytest.raises(ValueError, match=r"sentence 1: expected one or more str references, got \(\)"):
+        metrics.score(hypotheses, [["a"], []])

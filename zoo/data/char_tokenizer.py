@@ -10,7 +10,7 @@ SPACE = "\u2581"  # "▁": the visible stand-in for " " in tokens and in vocab.t
 class CharTokenizer(Tokenizer):
     """One token per Unicode code point; the space is the token `▁`.
 
-    Text is normalized first (see `zoo.data.tokenizer.normalize`): runs of whitespace
+    Text is normalized first (see `zoo.data.normalize`): runs of whitespace
     become one space, so the vocabulary never holds a tab or a newline. Characters outside
     the vocabulary (emoji, other scripts) encode as `<unk>`. A literal `▁` in the input
     reads as a space.

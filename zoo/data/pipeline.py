@@ -9,7 +9,7 @@ import tensorflow as tf
 from zoo.data import vocabulary
 from zoo.data.tsv import DataError
 
-_TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
+TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
 
 # Bucket edges grow by 25-50%: a batch pads little beyond its longest row, and there are
 # few buckets (each one costs graph-building time and holds a partial batch).
@@ -20,8 +20,9 @@ def make_dataset(
     pairs,
     source_tokenizer,
     target_tokenizer,
-    batch_size,
+    batch_size=None,
     *,
+    batch_tokens=None,
     max_source_length=None,
     max_target_length=None,
     shuffle=True,
@@ -38,15 +39,18 @@ def make_dataset(
       source_ids     `(B, S)`: the source tokens, no `<s>`/`</s>`;
       target_in_ids  `(B, T)`: `<s>` + target tokens (teacher forcing input);
       target_out_ids `(B, T)`: target tokens + `</s>` (what the loss compares with).
-    `B` is at most `batch_size` sentences (the last batch of a length bucket may be
-    smaller). Pairs are grouped by length (`max(S, T)`) so that batches carry little
-    padding. Pairs whose source or target has no token at all are left out. The number of
-    real tokens of a batch is `count_tokens(ids)` (non-pad positions).
+    Pairs are grouped by length (`max(S, T)`) so that batches carry little padding; a
+    batch holds at most `batch_size` sentences, or with `batch_tokens` at most that many
+    padded positions `B * max(S, T)` (the last batch of a bucket may be smaller). Pairs
+    whose source or target has no token at all are left out. The number of real tokens of
+    a batch is `count_tokens(ids)` (non-pad positions).
 
     Args:
       pairs: list of (source, target) str pairs, e.g. from `read_tsv` or `dates_splits`.
       source_tokenizer, target_tokenizer: `zoo.data.Tokenizer`s.
-      batch_size: sentences per batch.
+      batch_size: sentences per batch; give this or `batch_tokens`.
+      batch_tokens: about this many target tokens per batch: each length bucket gets
+        `batch_tokens // (its longest row)` sentences. Needs both maximum lengths.
       max_source_length: most source tokens kept; None for no limit.
       max_target_length: most target tokens kept (before `<s>`/`</s>` are added, so `T` is
         at most `max_target_length + 1`); None for no limit.
@@ -68,25 +72,40 @@ def make_dataset(
     pairs = list(pairs)
     if not pairs:
         raise DataError("no sentence pairs to build a dataset from (empty training set?)")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1 sentence, got {batch_size}")
-    for name, value in (
-        ("max_source_length", max_source_length),
-        ("max_target_length", max_target_length),
-    ):
+    batching = Batching(batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries)
+    sources = tf.constant([source for source, _ in pairs], dtype=tf.string)
+    targets = tf.constant([target for _, target in pairs], dtype=tf.string)
+    dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
+    dataset = tokenize_pairs(
+        dataset, source_tokenizer, target_tokenizer,
+        max_source_length=max_source_length, max_target_length=max_target_length, drop_long=drop_long,
+    )
+    # Tokenize once; later epochs reshuffle the cached ids.
+    dataset = dataset.cache()
+    if shuffle:
+        dataset = dataset.shuffle(
+            shuffle_buffer_size or len(pairs), seed=seed, reshuffle_each_iteration=True
+        )
+    if repeat:
+        dataset = dataset.repeat()
+    return batching.batch(dataset).prefetch(tf.data.AUTOTUNE)
+
+
+def tokenize_pairs(
+    dataset, source_tokenizer, target_tokenizer, *, max_source_length=None, max_target_length=None,
+    drop_long=False, batched=False,
+):  # fmt: skip
+    """(source, target) tf.string elements -> unbatched `((source_ids, target_in_ids), target_out_ids)`.
+
+    Rows are 1-D int32; see `make_dataset` for their layout and for the arguments. Pairs
+    with an empty side, and with `drop_long` the pairs over a maximum length, are left out.
+    `batched`: the elements are already batches of strings `(B,)` (tokenized as they are).
+    """
+    for name, value in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be >= 1 or None, got {value}")
     if drop_long and max_source_length is None and max_target_length is None:
         raise ValueError("drop_long=True needs max_source_length and/or max_target_length")
-    if bucket_boundaries is None:
-        bucket_boundaries = default_bucket_boundaries(max_source_length, max_target_length)
-    bucket_boundaries = list(bucket_boundaries)
-    if any(b <= a for a, b in zip(bucket_boundaries, bucket_boundaries[1:])) or (
-        bucket_boundaries and bucket_boundaries[0] < 1
-    ):
-        raise ValueError(
-            f"bucket_boundaries must be positive and increasing, got {bucket_boundaries}"
-        )
 
     def tokenize(sources, targets):
         # Whole batches of ragged ids: per-sentence ops would cost more than tokenizing.
@@ -105,33 +124,76 @@ def make_dataset(
             target_ids = target_ids[:, :max_target_length]
         return _teacher_forcing(source_ids, target_ids)
 
-    def length(inputs, target_out_ids):
-        return tf.maximum(tf.size(inputs[0]), tf.size(target_out_ids))
-
-    sources = tf.constant([source for source, _ in pairs], dtype=tf.string)
-    targets = tf.constant([target for _, target in pairs], dtype=tf.string)
-    dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
-    dataset = dataset.batch(_TOKENIZE_BATCH)
+    if not batched:
+        dataset = dataset.batch(TOKENIZE_BATCH)
     dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     dataset = dataset.unbatch()
     # Unbatched ragged rows are specced as 0-ragged-rank RaggedTensors, which padded_batch
     # refuses; passing them through a function turns them into plain 1-D tensors.
-    dataset = dataset.map(lambda inputs, target_out_ids: (inputs, target_out_ids))
-    # Tokenize once; later epochs reshuffle the cached ids.
-    dataset = dataset.cache()
-    if shuffle:
-        dataset = dataset.shuffle(
-            shuffle_buffer_size or len(pairs), seed=seed, reshuffle_each_iteration=True
+    return dataset.map(lambda inputs, target_out_ids: (inputs, target_out_ids))
+
+
+class Batching:
+    """Length-bucketed padded batches of a fixed sentence count or of about N tokens.
+
+    Args:
+      batch_size: sentences per batch, or None with `batch_tokens`.
+      batch_tokens: most padded positions `B * max(S, T)` per batch, or None.
+      max_source_length, max_target_length: as in `make_dataset`.
+      bucket_boundaries: as in `make_dataset`.
+    """
+
+    def __init__(self, batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries=None):
+        if (batch_size is None) == (batch_tokens is None):
+            raise ValueError(
+                f"give batch_size (sentences) or batch_tokens (tokens), exactly one; got "
+                f"batch_size={batch_size}, batch_tokens={batch_tokens}"
+            )
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1 sentence, got {batch_size}")
+        if bucket_boundaries is None:
+            bucket_boundaries = default_bucket_boundaries(max_source_length, max_target_length)
+        self.boundaries = list(bucket_boundaries)
+        if any(b <= a for a, b in zip(self.boundaries, self.boundaries[1:])) or (
+            self.boundaries and self.boundaries[0] < 1
+        ):
+            raise ValueError(f"bucket_boundaries must be positive and increasing, got {self.boundaries}")
+        if batch_tokens is None:
+            self.batch_sizes = [batch_size] * (len(self.boundaries) + 1)
+        else:
+            self.batch_sizes = token_batch_sizes(
+                batch_tokens, self.boundaries, max_source_length, max_target_length
+            )
+
+    def batch(self, dataset):
+        """Unbatched `((source_ids, target_in_ids), target_out_ids)` rows -> padded batches."""
+        return dataset.bucket_by_sequence_length(
+            element_length_func=_length,
+            bucket_boundaries=self.boundaries,
+            bucket_batch_sizes=self.batch_sizes,
+            padding_values=((vocabulary.PAD_ID, vocabulary.PAD_ID), vocabulary.PAD_ID),
         )
-    if repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.bucket_by_sequence_length(
-        element_length_func=length,
-        bucket_boundaries=bucket_boundaries,
-        bucket_batch_sizes=[batch_size] * (len(bucket_boundaries) + 1),
-        padding_values=((vocabulary.PAD_ID, vocabulary.PAD_ID), vocabulary.PAD_ID),
-    )
-    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def token_batch_sizes(batch_tokens, bucket_boundaries, max_source_length, max_target_length):
+    """Sentences per batch of each length bucket so that `B * max(S, T) <= batch_tokens`.
+
+    Bucket `i` holds rows of length `[boundaries[i-1], boundaries[i])`; the last one rows up
+    to the longest possible, `max(max_source_length, max_target_length + 1)`.
+
+    Returns:
+      list of int, one per bucket (`len(bucket_boundaries) + 1`).
+    """
+    if max_source_length is None or max_target_length is None:
+        raise ValueError(
+            "batch_tokens needs max_source_length and max_target_length (the longest row sizes "
+            f"the last bucket), got {max_source_length} and {max_target_length}"
+        )
+    longest = max(max_source_length, max_target_length + 1)  # + 1: </s>
+    if batch_tokens < longest:
+        raise ValueError(f"batch_tokens={batch_tokens} cannot hold the longest row ({longest} tokens)")
+    uppers = [min(boundary - 1, longest) for boundary in bucket_boundaries] + [longest]
+    return [batch_tokens // max(upper, 1) for upper in uppers]
 
 
 def default_bucket_boundaries(max_source_length=None, max_target_length=None):
@@ -148,6 +210,10 @@ def count_tokens(ids):
     For tokens/s: `count_tokens(target_out_ids)` counts target tokens, `</s>` included.
     """
     return tf.math.count_nonzero(tf.not_equal(ids, vocabulary.PAD_ID), dtype=tf.int64)
+
+
+def _length(inputs, target_out_ids):
+    return tf.maximum(tf.size(inputs[0]), tf.size(target_out_ids))
 
 
 def _fits(lengths, max_length):

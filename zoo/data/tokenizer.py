@@ -1,10 +1,11 @@
 """The tokenizer base class: a vocabulary, two lookup tables and in-graph encode/decode.
 
 A tokenizer is a `tf.Module`, so its lookup tables are tracked and travel inside any
-SavedModel that holds it; every method that touches text runs core TensorFlow ops only
-(`tf.strings`, `tf.lookup`, `tf.ragged`), so an exported model needs nothing but TensorFlow.
-Subclasses only say how normalized text splits into tokens (`_split`) and how tokens join
-back into text (`_join`).
+SavedModel that holds it. The char and word kinds run core TensorFlow ops only
+(`tf.strings`, `tf.lookup`, `tf.ragged`), so their exports need nothing but TensorFlow; a
+kind that needs more names the Python modules of its ops in `required_op_libraries`.
+Subclasses say how normalized text splits into tokens (`_split`) and how tokens join back
+into text (`_join`), or replace `encode`/`tokenize`/`_detokenize` altogether.
 """
 
 import collections
@@ -13,42 +14,14 @@ import os
 
 import tensorflow as tf
 
-from zoo.data import vocabulary
+from zoo.data import tokenizer_kinds, vocabulary
+from zoo.data.normalization import normalize
+from zoo.data.tokenizer_kinds import CONFIG_FILE, load_tokenizer
 
 VOCAB_FILE = "vocab.txt"
-CONFIG_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
 
-# Text is made valid UTF-8, every whitespace character (Unicode separators included, e.g.
-# the no-break space of French typography) becomes one ASCII space, other control
-# characters go away. Tokens therefore never hold a newline, which keeps vocab.txt safe.
-_WHITESPACE = r"[\t\n\x0b\f\r\x{85}\p{Z}]"
 _BUILD_CHUNK = 4096
-
-_TOKENIZER_TYPES = {}
-
-
-def normalize(texts, lowercase=False):
-    """Cleans a batch of texts the way every tokenizer sees them.
-
-    Args:
-      texts: tf.string `(B,)`.
-      lowercase: lowercase with Unicode case rules.
-
-    Returns:
-      tf.string `(B,)`: valid UTF-8 (bad bytes become U+FFFD), runs of whitespace collapsed
-      to one space, no control characters, no leading or trailing space.
-    """
-    texts = tf.strings.unicode_transcode(
-        texts, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-    )
-    texts = tf.strings.regex_replace(texts, _WHITESPACE, " ")
-    texts = tf.strings.regex_replace(texts, r"\p{Cc}", "")
-    texts = tf.strings.regex_replace(texts, r" +", " ")
-    texts = tf.strings.strip(texts)
-    if lowercase:
-        texts = tf.strings.lower(texts, encoding="utf-8")
-    return texts
 
 
 class Tokenizer(tf.Module):
@@ -69,11 +42,13 @@ class Tokenizer(tf.Module):
     """
 
     kind = None
+    # Python modules whose custom ops the in-graph methods use (imported before loading an export).
+    required_op_libraries = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.kind is not None:
-            _TOKENIZER_TYPES[cls.kind] = cls
+            tokenizer_kinds.register(cls)
 
     def __init__(self, vocab, lowercase=False, name=None):
         super().__init__(name=name)
@@ -189,6 +164,27 @@ class Tokenizer(tf.Module):
             )
         return tokenizer
 
+    @classmethod
+    def from_directory(cls, directory, config):
+        """The tokenizer saved in `directory`, whose `tokenizer.json` holds `config` (a dict)."""
+        vocab_path = os.path.join(directory, VOCAB_FILE)
+        if not os.path.isfile(vocab_path):
+            raise FileNotFoundError(f"{vocab_path}: no such file (expected a saved tokenizer)")
+        with open(vocab_path, encoding="utf-8", newline="") as f:
+            # split("\n"), not splitlines(): the latter also breaks on U+2028 and friends.
+            vocab = f.read().split("\n")
+        if vocab and vocab[-1] == "":
+            vocab.pop()
+        expected = config.get("vocab_size")
+        if expected is not None and expected != len(vocab):
+            raise ValueError(
+                f"{vocab_path}: expected {expected} tokens (from {CONFIG_FILE}), got {len(vocab)}"
+            )
+        try:
+            return cls(vocab, lowercase=config.get("lowercase", False))
+        except ValueError as error:
+            raise ValueError(f"{vocab_path}: {error}") from None
+
     # -- vocabulary ------------------------------------------------------------------------
 
     @property
@@ -233,14 +229,16 @@ class Tokenizer(tf.Module):
         ids = tf.cast(ids, tf.int64)
         before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, vocabulary.EOS_ID), tf.int32), axis=1), 0)
         keep = before_eos & tf.not_equal(ids, vocabulary.PAD_ID) & tf.not_equal(ids, vocabulary.BOS_ID)
-        kept = tf.ragged.boolean_mask(ids, keep)
-        tokens = tf.ragged.map_flat_values(self._id_to_token.lookup, kept)
-        return self._join(tokens)
+        return self._detokenize(tf.ragged.boolean_mask(ids, keep))
 
     @tf.function
     def id_to_token(self, ids):
         """int32/int64 ids of any shape -> tf.string of the same shape (`<unk>` if unknown)."""
         return self._id_to_token.lookup(tf.cast(ids, tf.int64))
+
+    def _detokenize(self, ids):
+        """tf.RaggedTensor int64 `(B, None)` of regular ids -> tf.string `(B,)`."""
+        return self._join(tf.ragged.map_flat_values(self._id_to_token.lookup, ids))
 
     @staticmethod
     def _split(texts):
@@ -265,49 +263,3 @@ def _check_vocab(vocab):
         if token in seen:
             raise ValueError(f"vocabulary entry {index}: duplicate token {token!r}")
         seen.add(token)
-
-
-def load_tokenizer(directory):
-    """Reads a tokenizer saved with `Tokenizer.save` (either kind) from `directory`."""
-    config_path = os.path.join(directory, CONFIG_FILE)
-    vocab_path = os.path.join(directory, VOCAB_FILE)
-    for path in (config_path, vocab_path):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path}: no such file (expected a saved tokenizer)")
-    with open(config_path, encoding="utf-8") as f:
-        try:
-            config = json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{config_path}: invalid JSON: {error}") from None
-    kind = config.get("type")
-    if kind not in _TOKENIZER_TYPES:
-        raise ValueError(
-            f"{config_path}: unknown tokenizer type {kind!r}, expected one of "
-            f"{sorted(_TOKENIZER_TYPES)}"
-        )
-    with open(vocab_path, encoding="utf-8", newline="") as f:
-        # split("\n"), not splitlines(): the latter also breaks on U+2028 and friends.
-        vocab = f.read().split("\n")
-    if vocab and vocab[-1] == "":
-        vocab.pop()
-    expected = config.get("vocab_size")
-    if expected is not None and expected != len(vocab):
-        raise ValueError(
-            f"{vocab_path}: expected {expected} tokens (from {CONFIG_FILE}), got {len(vocab)}"
-        )
-    try:
-        return _TOKENIZER_TYPES[kind](vocab, lowercase=config.get("lowercase", False))
-    except ValueError as error:
-        raise ValueError(f"{vocab_path}: {error}") from None
-
-
-def build_tokenizer(kind, texts, **kwargs):
-    """Builds a tokenizer by type name: `build_tokenizer("word", texts, max_size=8000)`."""
-    if kind not in _TOKENIZER_TYPES:
-        raise ValueError(f"unknown tokenizer type {kind!r}, expected one of {sorted(_TOKENIZER_TYPES)}")
-    return _TOKENIZER_TYPES[kind].build(texts, **kwargs)
-
-
-def tokenizer_types():
-    """The tokenizer type names `build_tokenizer` and `tokenizer.json` accept."""
-    return sorted(_TOKENIZER_TYPES)

@@ -1,10 +1,14 @@
 """Reading and writing parallel text as TSV files: one `source<TAB>target` pair per line.
 
-Policy for malformed lines (a line without exactly one TAB, or with an empty side): each
-is logged as `path:line: reason` and skipped, unless they are more than `max_bad_fraction`
-of the lines (or any at all with `strict=True`), in which case `DataError` is raised naming
-the file and the first bad lines. A missing file, bytes that are not UTF-8 and a file with
-no valid pair always raise `DataError`.
+A test or dev file may give several references per source, `source<TAB>ref1<TAB>ref2...`
+(`multi_reference=True`); scoring then uses all of them (`zoo.metrics.score`).
+
+Policy for malformed lines (a line without exactly one TAB, or without at least one with
+`multi_reference`, or with an empty column): each is logged as `path:line: reason` and
+skipped, unless they are more than `max_bad_fraction` of the lines (or any at all with
+`strict=True`), in which case `DataError` is raised naming the file and the first bad lines.
+A missing file, bytes that are not UTF-8 and a file with no valid pair always raise
+`DataError`.
 """
 
 import dataclasses
@@ -35,12 +39,22 @@ class BadLine:
 
 @dataclasses.dataclass(frozen=True)
 class TsvReport:
-    """What `read_tsv_report` found: the valid `pairs`, the skipped `bad_lines`, `num_lines`."""
+    """What `read_tsv_report` found.
+
+    Fields:
+      path: the file.
+      pairs: list of (source, target) str pairs, the first reference as target.
+      bad_lines: the skipped lines, as `BadLine`s.
+      num_lines: lines in the file.
+      references: one tuple of str per pair: all its references (one without
+        `multi_reference`).
+    """
 
     path: str
     pairs: list
     bad_lines: list
     num_lines: int
+    references: list = dataclasses.field(default_factory=list)
 
 
 def read_tsv(path, *, strict=False, max_bad_fraction=0.1):
@@ -52,7 +66,7 @@ def read_tsv(path, *, strict=False, max_bad_fraction=0.1):
     return read_tsv_report(path, strict=strict, max_bad_fraction=max_bad_fraction).pairs
 
 
-def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1):
+def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1, multi_reference=False):
     """Reads a UTF-8 TSV file of `source<TAB>target` lines and reports the bad ones.
 
     Args:
@@ -60,6 +74,8 @@ def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1):
       strict: any malformed line raises `DataError`.
       max_bad_fraction: more malformed lines than this share of all lines raises
         `DataError`; fewer are logged (`path:line: reason`) and skipped.
+      multi_reference: lines may hold several targets, `source<TAB>ref1<TAB>ref2...`;
+        `references` holds them all, `pairs` the first.
 
     Returns:
       TsvReport.
@@ -73,7 +89,7 @@ def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1):
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the newline that ends the last line does not start another
-    pairs, bad_lines = [], []
+    pairs, references, bad_lines = [], [], []
     for number, raw in enumerate(lines, start=1):
         try:
             line = raw.decode("utf-8")
@@ -84,24 +100,40 @@ def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1):
             ) from None
         if number == 1:
             line = line.removeprefix("\ufeff")  # byte order mark written by some editors
-        line = line.removesuffix("\r")
-        fields = line.split("\t")
-        reason = None
-        if not line.strip():
-            reason = "empty line, expected 'source<TAB>target'"
-        elif len(fields) != 2:
-            reason = f"expected 'source<TAB>target', got {len(fields)} fields"
-        elif not fields[0].strip():
-            reason = "empty source, expected 'source<TAB>target'"
-        elif not fields[1].strip():
-            reason = "empty target, expected 'source<TAB>target'"
+        fields, reason = split_line(line, multi_reference)
         if reason is None:
-            pairs.append((fields[0].strip(), fields[1].strip()))
+            pairs.append((fields[0], fields[1]))
+            references.append(tuple(fields[1:]))
         else:
-            bad_lines.append(BadLine(path, number, reason, line))
-    report = TsvReport(path=path, pairs=pairs, bad_lines=bad_lines, num_lines=len(lines))
-    _check(report, strict, max_bad_fraction)
+            bad_lines.append(BadLine(path, number, reason, line.removesuffix("\r")))
+    report = TsvReport(path, pairs, bad_lines, len(lines), references)
+    check_bad_lines(path, bad_lines, len(bad_lines), len(lines), len(pairs), strict, max_bad_fraction)
+    for line in bad_lines:
+        logger.warning("%s (line skipped)", line)
     return report
+
+
+def split_line(line, multi_reference=False):
+    """One TSV line (str, no newline) -> `(fields, None)`, or `(None, reason)` if malformed.
+
+    `fields` are the stripped columns: source, then one target (or, with `multi_reference`,
+    one or more). A trailing carriage return is ignored.
+    """
+    expected = "'source<TAB>target[<TAB>target...]'" if multi_reference else "'source<TAB>target'"
+    line = line.removesuffix("\r")
+    fields = [field.strip() for field in line.split("\t")]
+    if not line.strip():
+        return None, f"empty line, expected {expected}"
+    if len(fields) < 2 or (len(fields) > 2 and not multi_reference):
+        return None, f"expected {expected}, got {len(fields)} fields"
+    if not fields[0]:
+        return None, f"empty source, expected {expected}"
+    if not fields[1]:
+        return None, f"empty target, expected {expected}"
+    for column, field in enumerate(fields[2:], start=3):
+        if not field:
+            return None, f"empty target in column {column}, expected {expected}"
+    return fields, None
 
 
 def _read_bytes(path):
@@ -116,21 +148,26 @@ def _read_bytes(path):
         raise DataError(f"{path}: cannot read: {error.strerror}") from None
 
 
-def _check(report, strict, max_bad_fraction):
-    bad = report.bad_lines
-    shown = "; ".join(str(line) for line in bad[:_SHOWN_BAD_LINES])
-    more = f" (and {len(bad) - _SHOWN_BAD_LINES} more)" if len(bad) > _SHOWN_BAD_LINES else ""
-    if bad and strict:
-        raise DataError(f"{report.path}: {len(bad)} malformed line(s): {shown}{more}")
-    if bad and len(bad) > max_bad_fraction * report.num_lines:
+def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_bad_fraction):
+    """Raises `DataError` if a file's malformed lines are too many, or it has no valid pair.
+
+    Args:
+      path: the file.
+      bad_lines: `BadLine`s, at least the first few of them (they are quoted).
+      num_bad, num_lines, num_pairs: counts of malformed lines, all lines, valid pairs.
+      strict, max_bad_fraction: as in `read_tsv_report`.
+    """
+    shown = "; ".join(str(line) for line in bad_lines[:_SHOWN_BAD_LINES])
+    more = f" (and {num_bad - _SHOWN_BAD_LINES} more)" if num_bad > _SHOWN_BAD_LINES else ""
+    if num_bad and strict:
+        raise DataError(f"{path}: {num_bad} malformed line(s): {shown}{more}")
+    if num_bad and num_bad > max_bad_fraction * num_lines:
         raise DataError(
-            f"{report.path}: {len(bad)} of {report.num_lines} lines are malformed (more than "
+            f"{path}: {num_bad} of {num_lines} lines are malformed (more than "
             f"{max_bad_fraction:.0%}): {shown}{more}"
         )
-    if not report.pairs:
-        raise DataError(f"{report.path}: no valid 'source<TAB>target' lines")
-    for line in bad:
-        logger.warning("%s (line skipped)", line)
+    if not num_pairs:
+        raise DataError(f"{path}: no valid 'source<TAB>target' lines")
 
 
 def write_tsv(path, pairs):

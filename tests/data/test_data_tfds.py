@@ -1,0 +1,61 @@
+"""TFDS translation datasets by name, on TFDS's mock data (nothing is downloaded)."""
+
+import sys
+
+import pytest
+import tensorflow_datasets as tfds
+
+from zoo.data import DataError, SentencePieceTokenizer, make_dataset
+from zoo.data.tfds_pairs import import_tfds, tfds_pairs
+
+
+def _expected(name, split, source_key, target_key):
+    examples = tfds.as_numpy(tfds.load(name, split=split, download=False))
+    pairs = [(e[source_key].decode().strip(), e[target_key].decode().strip()) for e in examples]
+    return [(s, t) for s, t in pairs if s and t]
+
+
+@pytest.mark.parametrize(
+    "name, split, reverse, keys",
+    [
+        ("ted_hrlr_translate/pt_to_en", "train", False, ("pt", "en")),
+        ("wmt14_translate/de-en", "validation", False, ("de", "en")),
+        ("wmt14_translate/de-en", "validation", True, ("en", "de")),
+    ],
+)
+def test_pairs_follow_the_supervised_keys(name, split, reverse, keys):
+    with tfds.testing.mock_data(num_examples=12):
+        pairs = list(tfds_pairs(name, split, reverse=reverse))
+        expected = _expected(name, split, *keys)
+    assert pairs == expected and 8 <= len(pairs) <= 12
+    assert all(isinstance(s, str) and isinstance(t, str) and s and t for s, t in pairs)
+
+
+def test_tfds_pipeline_on_mock_data():
+    with tfds.testing.mock_data(num_examples=64):
+        pairs = list(tfds_pairs("ted_hrlr_translate/pt_to_en", "train"))
+    source = SentencePieceTokenizer.build([s for s, _ in pairs], max_size=280)
+    target = SentencePieceTokenizer.build([t for _, t in pairs], max_size=280)
+    dataset = make_dataset(pairs, source, target, 16, max_source_length=200, max_target_length=200, shuffle=False)
+    decoded = []
+    for (x, _), t_out in dataset:
+        decoded += zip(
+            [s.decode() for s in source.decode(x).numpy()], [t.decode() for t in target.decode(t_out).numpy()]
+        )
+    # Mock text is random letters and runs of spaces: it comes back with the spaces collapsed.
+    assert sorted(decoded) == sorted((" ".join(s.split()), " ".join(t.split())) for s, t in pairs)
+
+
+def test_errors_say_what_was_expected():
+    with tfds.testing.mock_data(num_examples=2):
+        with pytest.raises(DataError, match=r"TFDS dataset 'no_such_dataset' split 'train': Dataset no_such_dataset not found\.$"):
+            list(tfds_pairs("no_such_dataset"))
+        with pytest.raises(DataError, match=r"'mnist': expected a translation dataset.*got \('image', 'label'\)"):
+            list(tfds_pairs("mnist"))
+
+
+def test_missing_tensorflow_datasets_is_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)
+    with pytest.raises(ImportError) as error:
+        import_tfds()
+    assert "\n" not in str(error.value) and str(error.value).endswith("pip install 'zoo-nmt[tfds]')")

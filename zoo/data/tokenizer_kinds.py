@@ -1,0 +1,75 @@
+"""Tokenizer kinds by name: the `type` of `tokenizer.json`, `build_tokenizer`, `load_tokenizer`.
+
+Each `Tokenizer` subclass with a `kind` registers itself here when its module is imported
+(`import zoo.data` imports them all).
+"""
+
+import json
+import os
+
+CONFIG_FILE = "tokenizer.json"
+
+_KINDS = {}
+
+
+def register(cls):
+    """Makes a tokenizer class known by its `kind` (called by `Tokenizer` for each subclass)."""
+    _KINDS[cls.kind] = cls
+    return cls
+
+
+def tokenizer_types():
+    """The tokenizer type names `build_tokenizer` and `tokenizer.json` accept."""
+    return sorted(_KINDS)
+
+
+def tokenizer_class(kind):
+    """The class of a tokenizer kind; `ValueError` listing the known kinds otherwise."""
+    if kind not in _KINDS:
+        raise ValueError(f"unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}")
+    return _KINDS[kind]
+
+
+def build_tokenizer(kind, texts, **kwargs):
+    """Builds a tokenizer by type name: `build_tokenizer("word", texts, max_size=8000)`."""
+    return tokenizer_class(kind).build(texts, **kwargs)
+
+
+def build_tokenizer_pair(kind, pairs, *, shared=False, **kwargs):
+    """The source and target tokenizers of sentence pairs.
+
+    Args:
+      kind: a tokenizer type name.
+      pairs: a list of (source, target) str pairs (read once per side, twice if not shared).
+      shared: one tokenizer built on the texts of both sides and used for both (one
+        vocabulary, e.g. for related languages); otherwise one per side.
+      **kwargs: the kind's `build` arguments (`max_size`, `lowercase`, ...).
+
+    Returns:
+      `(source_tokenizer, target_tokenizer)`; the same object twice when `shared`.
+    """
+    if shared:
+        texts = (text for pair in pairs for text in pair[:2])
+        tokenizer = build_tokenizer(kind, texts, **kwargs)
+        return tokenizer, tokenizer
+    source = build_tokenizer(kind, (pair[0] for pair in pairs), **kwargs)
+    target = build_tokenizer(kind, (pair[1] for pair in pairs), **kwargs)
+    return source, target
+
+
+def load_tokenizer(directory):
+    """Reads a tokenizer saved with `save` (any kind) from `directory`."""
+    config_path = os.path.join(directory, CONFIG_FILE)
+    if not os.path.isfile(config_path):
+        raise FileNotFoundError(f"{config_path}: no such file (expected a saved tokenizer)")
+    with open(config_path, encoding="utf-8") as f:
+        try:
+            config = json.load(f)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{config_path}: invalid JSON: {error}") from None
+    kind = config.get("type") if isinstance(config, dict) else None
+    if kind not in _KINDS:
+        raise ValueError(
+            f"{config_path}: unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}"
+        )
+    return _KINDS[kind].from_directory(directory, config)
