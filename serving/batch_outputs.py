@@ -6,7 +6,7 @@ request's part is also cut back to its own longest sentence, the shape a call of
 
 | output | axes after the batch axis |
 |---|---|
-| `translations`, `scores`, `log_probs` | hypotheses: fixed by the (equal) search parameters |
+| `translations`, `scores`, `log_probs` | hypotheses: fixed by the search parameters (`serving.batching` batches only requests whose parameters give the same count) |
 | `source_tokens` | source tokens, padded with "", at least 1 wide (an all-padding row) |
 | `target_tokens` | tokens of the best hypothesis, padded with "" |
 | `attention` | target tokens, source tokens: zero past either end |
@@ -42,6 +42,11 @@ def can_split(output_specs: dict) -> bool:
         if any(kind is not FIXED and _WIDTH_FROM[kind][0] not in output_specs for kind in axes):
             return False
     return True
+
+
+def has_fixed_axes(output_specs: dict) -> bool:
+    """True when an output has an axis that `split_outputs` does not cut (the hypotheses)."""
+    return any(FIXED in PADDED_AXES.get(name, ()) for name, spec in output_specs.items() if spec.shape.rank != 1)
 
 
 def split_outputs(outputs: dict, rows: list) -> list:

@@ -6,10 +6,12 @@ up to `num_batch_threads` batches of a signature run at once, and requests arriv
 are busy queue up and go together as the next batch (at most `max_batch_size` examples). No
 request waits for a timer, so one client sees no added latency.
 
-A signature is batched when its inputs are (B,) tensors or scalars and `serving.batch_outputs`
-can cut its outputs back per request: `serving_default`, `greedy`, `score` (all (B,)), and
-`beam_search`, whose scalar `beam_width`, `num_hypotheses` and `length_penalty` must be equal
-for requests to share a batch (requests with other values queue for a batch of their own).
+A signature is batched when its inputs are (B,) tensors, scalars or of unknown rank, and
+`serving.batch_outputs` can cut its outputs back per request: `serving_default`, `greedy`,
+`score` (all (B,)), `beam_search` and `sample`, whose parameters are of unknown rank (a scalar
+or one value per sentence). A request's (B,) values are concatenated with the other requests';
+its scalars must be equal for requests to share a batch (requests with other values queue for
+a batch of their own).
 (B,) inputs are concatenated, outputs split along the batch axis and cut to each request's own
 sentence lengths, so the answers are those of separate calls.
 """
@@ -23,7 +25,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from serving.batch_outputs import can_split, split_outputs
+from serving.batch_outputs import can_split, has_fixed_axes, split_outputs
 from serving.errors import ServingError
 from serving.model_registry import Signature
 
@@ -79,18 +81,40 @@ def plain_tf_message(message: str) -> str:
 
 
 def is_batchable(signature: Signature) -> bool:
-    """True for (B,) or scalar inputs (at least one (B,)) and outputs `split_outputs` can cut."""
+    """True for (B,), scalar or unknown-rank inputs (at least one (B,)) and outputs `split_outputs` can cut."""
     ranks = [spec.shape.rank for spec in signature.inputs.values()]
-    return 1 in ranks and all(rank in (0, 1) for rank in ranks) and can_split(signature.outputs)
+    return 1 in ranks and all(rank in (0, 1, None) for rank in ranks) and can_split(signature.outputs)
+
+
+def _fits_rows(signature: Signature, arrays: dict, rows: int) -> bool:
+    """True when every unknown-rank input of the request is a scalar or has one value per row."""
+    return all(
+        arrays[name].ndim == 0 or arrays[name].shape == (rows,)
+        for name, spec in signature.inputs.items()
+        if spec.shape.rank is None
+    )
 
 
 def _scalar_key(signature: Signature, arrays: dict) -> tuple:
-    """The values of the scalar inputs: requests share a batch only when these are equal."""
+    """What requests sharing a batch must have in common.
+
+    The names and values of their scalar inputs; and, when an output has an axis the batch
+    cannot cut back (`beam_search`'s hypotheses, as many as its parameters ask for), the set
+    of distinct per-example parameter values, which fixes that axis.
+    """
     key = []
     for name in sorted(signature.inputs):
-        if signature.inputs[name].shape.rank == 0:
-            array = arrays[name]
+        array = arrays[name]
+        if array.ndim == 0:
             key.append((name, array.item() if array.dtype == object else array.tobytes()))
+    if has_fixed_axes(signature.outputs):
+        columns = [
+            arrays[name].tolist()
+            for name in sorted(signature.inputs)
+            if signature.inputs[name].shape.rank is None and arrays[name].ndim == 1
+        ]
+        if columns:
+            key.append(("per-example", frozenset(zip(*columns))))
     return tuple(key)
 
 
@@ -136,7 +160,7 @@ class BatchScheduler:
         batchable = self.enable_batching and is_batchable(signature)
         sizes = {arrays[name].shape[0] for name, spec in signature.inputs.items() if spec.shape.rank == 1}
         # Inputs of different lengths would be paired wrongly once concatenated: run those alone.
-        if not batchable or len(sizes) != 1 or 0 in sizes:
+        if not batchable or len(sizes) != 1 or 0 in sizes or not _fits_rows(signature, arrays, min(sizes)):
             return await loop.run_in_executor(self._executor, run_signature, signature, arrays)
         request = _Request(arrays, sizes.pop(), loop.create_future())
         key = (signature, _scalar_key(signature, arrays))
@@ -169,8 +193,9 @@ class BatchScheduler:
                 await self._run_alone(signature, batch[0])
             elif batch:
                 merged = {
-                    name: np.concatenate([r.arrays[name] for r in batch]) if spec.shape.rank else batch[0].arrays[name]
-                    for name, spec in signature.inputs.items()
+                    # A request's scalars are its batch's key, so every request of the batch has the same.
+                    name: np.concatenate([r.arrays[name] for r in batch]) if array.ndim else array
+                    for name, array in batch[0].arrays.items()
                 }
                 try:
                     outputs = await loop.run_in_executor(self._executor, run_signature, signature, merged)

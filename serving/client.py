@@ -10,9 +10,11 @@ Example:
         five = client.translate(["the cat sat"], beam_width=5, n_best=3)  # beam_search
         print([h.text for h in five[0].hypotheses])
         print(client.score(["the cat sat"], [best[0].text]))  # log-probabilities
+        drawn = client.sample(["the cat sat"] * 3, temperature=0.8, seed=[1, 2, 3])  # sample
+        print([(s.text, s.log_prob) for s in drawn])
 
 Requests use the columnar format (`{"inputs": ...}`), which every signature accepts, including
-`beam_search` with its scalar inputs. Connection errors, timeouts and 5xx answers are retried with
+`beam_search` and `sample` with scalar parameters. Connection errors, timeouts and 5xx answers are retried with
 exponential backoff; 4xx answers (our request is wrong) raise `ServingError` at once.
 """
 
@@ -23,6 +25,14 @@ from typing import Optional, Sequence, Union
 import httpx
 
 from serving.errors import ServingError
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One translation drawn by the `sample` signature and its log-probability (end token included)."""
+
+    text: str
+    log_prob: float
+
 
 # 502/503/504 come from proxies and servers that are (re)starting: worth another try, like 500.
 _RETRY_STATUS = frozenset({500, 502, 503, 504})
@@ -149,6 +159,36 @@ class TranslationClient:
             return []
         outputs = self.predict("score", {"source": list(sources), "target": list(targets)})
         return list(outputs["log_prob"] if isinstance(outputs, dict) else outputs)
+
+    def sample(
+        self,
+        texts: Union[str, Sequence[str]],
+        temperature: Union[float, Sequence[float]] = 1.0,
+        top_k: Union[int, Sequence[int]] = 0,
+        seed: Union[int, Sequence[int]] = 0,
+    ):
+        """Translations drawn from the model (the `sample` signature), one per text.
+
+        Each parameter is one value for every text or a list of one value per text (to
+        draw several samples of one text, repeat it with different seeds). A fixed seed
+        reproduces the draws. Returns a `Sample` (`text`, `log_prob`: the model's plain
+        log-probability of it) for a str, else a list of them.
+        """
+        single = isinstance(texts, str)
+        sources = [texts] if single else list(texts)
+        if not sources:
+            return []
+        inputs = {"source": sources, "temperature": temperature, "top_k": top_k, "seed": seed}
+        for name in ("temperature", "top_k", "seed"):
+            if not isinstance(inputs[name], (int, float)):
+                inputs[name] = list(inputs[name])
+                if len(inputs[name]) != len(sources):
+                    raise ValueError(f"Expected one {name} or one per text ({len(sources)}), got {len(inputs[name])}")
+        outputs = self.predict("sample", inputs)
+        if len(outputs["translation"]) != len(sources):
+            raise ServingError(f"Asked for {len(sources)} samples, the server answered {len(outputs['translation'])}", 500)
+        results = [Sample(text, log_prob) for text, log_prob in zip(outputs["translation"], outputs["log_prob"])]
+        return results[0] if single else results
 
     def predict(self, signature_name: str, inputs: dict):
         """Raw columnar predict: returns the `"outputs"` of the answer (a dict for several outputs)."""

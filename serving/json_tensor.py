@@ -3,7 +3,8 @@
 Row format: `{"signature_name": S, "instances": [...]}`. Each instance is either an object with
 one value per named input, or, when the signature has exactly one input, the bare value. Values
 of one input are stacked along a new 0th (batch) dimension, so every input must be batched:
-a signature with scalar inputs (such as `beam_search`'s `beam_width`) needs the columnar format.
+a signature with scalar-only inputs needs the columnar format (those of unknown rank, such as
+`beam_search`'s `beam_width`, stack into one value per instance).
 Answer: `{"predictions": [...]}`, one object per instance (the bare value if one output).
 
 Columnar format: `{"signature_name": S, "inputs": {name: value, ...}}` (or the bare value when

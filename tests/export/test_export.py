@@ -68,9 +68,9 @@ def test_signatures_have_the_contract_names_dtypes_and_shapes(loaded):
         "beam_search": (
             {
                 "source": (tf.string, [None]),
-                "beam_width": (tf.int32, []),
-                "num_hypotheses": (tf.int32, []),
-                "length_penalty": (tf.float32, []),
+                "beam_width": (tf.int32, None),  # unknown rank: a scalar or (B,)
+                "num_hypotheses": (tf.int32, None),
+                "length_penalty": (tf.float32, None),
             },
             {
                 "translations": tf.string,
@@ -85,6 +85,15 @@ def test_signatures_have_the_contract_names_dtypes_and_shapes(loaded):
             {"source": (tf.string, [None]), "target": (tf.string, [None])},
             {"log_prob": tf.float32},
         ),
+        "sample": (
+            {
+                "source": (tf.string, [None]),
+                "temperature": (tf.float32, None),
+                "top_k": (tf.int32, None),
+                "seed": (tf.int32, None),
+            },
+            {"translation": tf.string, "log_prob": tf.float32},
+        ),
     }
     assert sorted(loaded.signatures) == sorted(expected)
     for name, (inputs, outputs) in expected.items():
@@ -97,7 +106,9 @@ def test_signatures_have_the_contract_names_dtypes_and_shapes(loaded):
 def test_warmup_requests_parse_back_with_tf_serving_protos(export_path, loaded):
     path = os.path.join(export_path, "assets.extra", "tf_serving_warmup_requests")
     requests = read_warmup_requests(path)
-    assert [name for name, _ in requests] == ["serving_default", "serving_default", "greedy", "beam_search", "score"]
+    assert [name for name, _ in requests] == [
+        "serving_default", "serving_default", "greedy", "beam_search", "score", "sample", "sample"
+    ]
     assert requests[3][1]["beam_width"] == BEAM_WIDTH
     assert as_str(requests[0][1]["source"]) == TEST_SOURCES[:2]
     # The official protos read our hand-encoded records the same way.
@@ -242,11 +253,25 @@ def test_loads_and_answers_without_zoo_keras_or_tensorflow_text(export_path, loa
         "m = tf.saved_model.load(sys.argv[1])\n"
         "out = m.signatures['serving_default'](source=tf.constant(sys.argv[2:]))\n"
         "print('\\t'.join(t.decode() for t in out['translation'].numpy()))\n"
+        "out = m.signatures['sample'](source=tf.constant(sys.argv[2:]), temperature=tf.constant(1.5),\n"
+        "                             top_k=tf.constant([0, 3, 0, 2, 0, 1][:len(sys.argv) - 2]), seed=tf.constant(7))\n"
+        "print('\\t'.join(t.decode() for t in out['translation'].numpy()))\n"
+        "print('\\t'.join(repr(float(p)) for p in out['log_prob'].numpy()))\n"
     )
-    result = run_python(code, export_path, *TEST_SOURCES)
+    sources = TEST_SOURCES[:6]
+    result = run_python(code, export_path, *sources)
     assert result.returncode == 0, result.stderr[-3000:]
-    expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))["translation"]
-    assert result.stdout.rstrip("\n").split("\t") == as_str(expected)
+    default, sampled, log_probs = result.stdout.rstrip("\n").split("\n")
+    expected = loaded.signatures["serving_default"](source=tf.constant(sources))["translation"]
+    assert default.split("\t") == as_str(expected)
+    expected = loaded.signatures["sample"](
+        source=tf.constant(sources),
+        temperature=tf.constant(1.5),
+        top_k=tf.constant([0, 3, 0, 2, 0, 1][: len(sources)]),
+        seed=tf.constant(7),
+    )
+    assert sampled.split("\t") == as_str(expected["translation"])
+    np.testing.assert_allclose([float(p) for p in log_probs.split("\t")], expected["log_prob"].numpy(), rtol=1e-6)
 
 
 # saved_model_cli evaluates --input_exprs as Python literals only (no numpy calls).
@@ -258,6 +283,7 @@ SESSION_RUNS = {
         ["translations", "scores", "log_probs", "attention", "source_tokens", "target_tokens"],
     ),
     "score": ("source=[b'7 mai'];target=[b'2000-05-07']", ["log_prob"]),
+    "sample": ("source=[b'3 mars 2021', b'7 mai'];temperature=1.0;top_k=[0, 2];seed=[5, 6]", ["translation", "log_prob"]),
 }
 
 

@@ -138,6 +138,42 @@ def test_beam_width_flag_uses_the_beam_search_signature(export_path, loaded, tmp
     assert out.read_text(encoding="utf-8").split("\n")[:-1] == expected_lines(loaded, INPUT_LINES, beam_width=2)
 
 
+def expected_samples(loaded, lines, temperature, top_k, seed):
+    """What the export's `sample` answers line by line (blank lines stay empty)."""
+    return [
+        as_str(loaded.signatures["sample"](
+            source=tf.constant([line]), temperature=tf.constant(temperature),
+            top_k=tf.constant(top_k), seed=tf.constant(seed),
+        )["translation"])[0] if line.strip() else ""
+        for line in lines
+    ]
+
+
+def test_zoo_translate_samples_with_the_sampling_flags(export_base, loaded):
+    flags = [f"--model={export_base}", "--batch_size=2", "--sampling_temperature=2.5", "--sampling_top_k=4"]
+    runs = [cli("recipes.translate", *flags, f"--seed={seed}", stdin="\n".join(INPUT_LINES) + "\n") for seed in (3, 3, 4)]
+    for result in runs:
+        assert result.returncode == 0, result.stderr.decode()[-3000:]
+    first, again, other = (result.stdout.decode("utf-8").split("\n")[:-1] for result in runs)
+    assert first == again == expected_samples(loaded, INPUT_LINES, 2.5, 4, 3)
+    assert other == expected_samples(loaded, INPUT_LINES, 2.5, 4, 4) and other != first
+
+
+def test_a_workdir_samples_like_its_export(parts, loaded, tmp_path):
+    model, source_tokenizer, target_tokenizer = parts
+    config = {"max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH, "length_penalty": 0.6}
+    workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, config)
+    sampling = {"temperature": 1.5, "top_k": 0, "seed": 9}
+    translate, description = load_translate_fn(workdir, sampling=sampling)
+    assert "sampling (temperature 1.5, top_k 0, seed 9)" in description
+    expected = loaded.signatures["sample"](
+        source=tf.constant(TEST_SOURCES), temperature=tf.constant(1.5), top_k=tf.constant(0), seed=tf.constant(9)
+    )["translation"]
+    assert as_str(translate([s.encode() for s in TEST_SOURCES])) == as_str(expected)
+    with pytest.raises(ValueError, match="temperature > 0"):
+        load_translate_fn(workdir, sampling={"temperature": 0.0, "top_k": 0, "seed": 0})
+
+
 def test_workdir_is_translated_from_best_keras_then_exported(parts, loaded, tmp_path):
     model, source_tokenizer, target_tokenizer = parts
     config = {"max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH, "length_penalty": 0.6}
@@ -180,6 +216,8 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
     [
         ("recipes.translate", ["--model=/no/such/dir"], b"is not a directory"),
         ("recipes.translate", ["--model=/tmp", "--batch_size=0"], b"--batch_size >= 1"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=0"], b"--sampling_temperature > 0"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--beam_width=2"], b"no --beam_width"),
         ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),
     ],
 )

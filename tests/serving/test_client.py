@@ -1,12 +1,14 @@
 """Tests of serving.client.TranslationClient: against zoo-serve (and TF Serving when
 TF_SERVING_URL is set, see conftest.py), and its retry policy against a scripted transport."""
 
+import json
+
 import httpx
 import pytest
 
 import saved_model_fixture as fixture
 from rest_servers import free_port
-from serving.client import Hypothesis, Translation, TranslationClient
+from serving.client import Hypothesis, Sample, Translation, TranslationClient
 from serving.errors import ServingError
 
 
@@ -123,3 +125,23 @@ def test_unreachable_server_raises_after_the_retries():
     with TranslationClient(f"http://127.0.0.1:{free_port()}", retries=1, backoff=0.01) as client:
         with pytest.raises(ServingError, match="after 2 attempt"):
             client.status()
+
+
+def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
+    bodies = []
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        count = len(bodies[-1]["inputs"]["source"])
+        return httpx.Response(200, json={"outputs": {"translation": ["t"] * count, "log_prob": [-1.5] * count}})
+
+    with TranslationClient("http://serving.test", transport=httpx.MockTransport(handler)) as client:
+        assert client.sample("x", temperature=0.5, top_k=3, seed=7) == Sample("t", -1.5)
+        assert client.sample(["a", "a"], seed=[1, 2]) == [Sample("t", -1.5)] * 2
+        assert client.sample([]) == []
+        with pytest.raises(ValueError, match="one seed or one per text"):
+            client.sample(["a", "b"], seed=[1])
+    assert bodies == [
+        {"signature_name": "sample", "inputs": {"source": ["x"], "temperature": 0.5, "top_k": 3, "seed": 7}},
+        {"signature_name": "sample", "inputs": {"source": ["a", "a"], "temperature": 1.0, "top_k": 0, "seed": [1, 2]}},
+    ]

@@ -43,7 +43,7 @@ def without_tensorflow_serving(monkeypatch):
 
 def test_zoo_serve_replays_every_warmup_request_of_the_export(real_export, without_tensorflow_serving):
     base, _ = real_export
-    assert replay_warmup_requests(load_version(base, 1)) == 5
+    assert replay_warmup_requests(load_version(base, 1)) == 7
 
 
 def test_the_warmup_reader_decodes_the_exports_requests(real_export, without_tensorflow_serving):
@@ -142,3 +142,67 @@ def test_concurrent_beam_search_requests_get_the_answers_of_separate_calls(clien
         assert np.array(outputs["attention"]).shape == tuple(alone["attention"].shape), source
         np.testing.assert_allclose(outputs["attention"], alone["attention"].numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(outputs["log_probs"], alone["log_probs"].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_client_sample_answers_the_exports_sample(client, real_export):
+    _, loaded = real_export
+    sources = TEST_SOURCES + ODD
+    seeds = list(range(len(sources)))
+    drawn = client.sample(sources, temperature=1.5, top_k=0, seed=seeds)
+    reference = loaded.signatures["sample"](
+        source=tf.constant(sources), temperature=tf.constant(1.5), top_k=tf.constant(0), seed=tf.constant(seeds)
+    )
+    assert [s.text for s in drawn] == as_str(reference["translation"])
+    np.testing.assert_allclose([s.log_prob for s in drawn], reference["log_prob"].numpy(), rtol=1e-5, atol=1e-5)
+    assert client.sample(sources[0], temperature=1.5, seed=0).text == drawn[0].text
+
+
+def test_rest_row_format_carries_per_instance_parameters(client, real_export):
+    """Row format: each instance its own beam width, hypotheses, penalty; each answer as if alone."""
+    _, loaded = real_export
+    instances = [
+        {"source": "3 mars 2021", "beam_width": 1, "num_hypotheses": 1, "length_penalty": 0.6},
+        {"source": "le 4 avril 1999", "beam_width": 4, "num_hypotheses": 2, "length_penalty": 0.0},
+        {"source": "7 mai", "beam_width": 3, "num_hypotheses": 2, "length_penalty": 1.0},
+    ]
+    answer = client._request("POST", ":predict", {"signature_name": "beam_search", "instances": instances})
+    for instance, prediction in zip(instances, answer["predictions"]):
+        alone = loaded.signatures["beam_search"](
+            source=tf.constant([instance["source"]]), beam_width=tf.constant(instance["beam_width"]),
+            num_hypotheses=tf.constant(instance["num_hypotheses"]),
+            length_penalty=tf.constant(instance["length_penalty"]),
+        )
+        n = instance["num_hypotheses"]
+        assert prediction["translations"][:n] == as_str(alone["translations"][0])
+        assert prediction["translations"][n:] == [""] * (2 - n)
+    samples = [{"source": "7 mai", "temperature": 2.0, "top_k": 0, "seed": seed} for seed in range(4)]
+    answer = client._request("POST", ":predict", {"signature_name": "sample", "instances": samples})
+    reference = loaded.signatures["sample"](
+        source=tf.constant(["7 mai"] * 4), temperature=tf.constant(2.0), top_k=tf.constant(0),
+        seed=tf.constant([0, 1, 2, 3]),
+    )
+    assert [p["translation"] for p in answer["predictions"]] == as_str(reference["translation"])
+
+
+def test_concurrent_per_example_requests_get_the_answers_of_separate_calls(client, real_export):
+    """zoo-serve batches requests with (B,) parameters; each answer is still its own call's."""
+    _, loaded = real_export
+    sources = TEST_SOURCES + ["1 mai", "2 mai", "12 mai 2021"]
+
+    def ask(i):
+        params = {"beam_width": [2 + i % 2], "num_hypotheses": [1 + i % 2], "length_penalty": [0.6]}
+        beams = client.predict("beam_search", {"source": [sources[i]], **params})
+        drawn = client.predict("sample", {"source": [sources[i]], "temperature": [1.5], "top_k": [0], "seed": [i]})
+        return params, beams, drawn
+
+    with concurrent.futures.ThreadPoolExecutor(len(sources)) as pool:
+        answers = list(pool.map(ask, range(len(sources))))
+    for i, (params, beams, drawn) in enumerate(answers):
+        alone = loaded.signatures["beam_search"](
+            source=tf.constant([sources[i]]), **{k: tf.constant(v) for k, v in params.items()}
+        )
+        assert beams["translations"] == [as_str(alone["translations"][0])], sources[i]
+        sampled = loaded.signatures["sample"](
+            source=tf.constant([sources[i]]), temperature=tf.constant(1.5), top_k=tf.constant(0), seed=tf.constant(i)
+        )
+        assert drawn["translation"] == as_str(sampled["translation"]), sources[i]

@@ -10,14 +10,17 @@ the graph, cut to its first `max_source_length` tokens (documented truncation, s
 huge input costs no more than a maximal one), and an empty source decodes from an
 all-padding row (the model attends to nothing and still answers). `beam_width` is
 clamped to [1, `max_beam_width`], `num_hypotheses` to [1, beam_width], and a
-non-finite `length_penalty` falls back to the export's default.
+non-finite `length_penalty` falls back to the export's default; `top_k` is clamped to
+[0, target vocabulary] and a NaN `temperature` falls back to 1. The parameters of
+`beam_search` and `sample` are per example (`zoo.export.per_example`).
 """
 
 import tensorflow as tf
 
 from zoo import constants
-from zoo.decoding import beam_search, greedy_search, sequence_log_prob
+from zoo.decoding import Sampling, beam_search, decode, greedy_search, sequence_log_prob
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
+from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
 
 
@@ -162,19 +165,15 @@ class ServingModule(tf.Module):
           string (B, T_src) (after truncation, padded with ""), `target_tokens` string
           (B, T_tgt) of the best hypothesis (ending with "</s>", padded with "").
         """
-        beam_width = tf.clip_by_value(beam_width, 1, self.max_beam_width)
-        num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
-        length_penalty = tf.where(
-            tf.math.is_finite(length_penalty), length_penalty, tf.constant(self.length_penalty)
-        )
         source_ids = self._source_ids(source)  # (B, S)
-        result = beam_search(
-            self.model,
-            source_ids,
-            beam_width=beam_width,
-            num_hypotheses=num_hypotheses,
-            length_penalty=length_penalty,
-            coverage_penalty=self.coverage_penalty,
+        batch_size = tf.shape(source_ids)[0]
+        beam_width = tf.clip_by_value(per_example(beam_width, batch_size, "beam_width"), 1, self.max_beam_width)
+        num_hypotheses = per_example(num_hypotheses, batch_size, "num_hypotheses")
+        num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
+        length_penalty = per_example(length_penalty, batch_size, "length_penalty")
+        length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
+        result = beam_search_per_example(
+            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))
@@ -207,6 +206,24 @@ class ServingModule(tf.Module):
         source_ids = self._source_ids(source)
         target_ids = self.target_tokenizer.encode(target)[:, : self.max_target_length]
         return {"log_prob": sequence_log_prob(self.model, source_ids, target_ids.to_tensor(constants.PAD_ID))}
+
+    @serving_signature("sample")
+    def sample(self, source, temperature, top_k, seed):
+        """One translation drawn from the model per sentence (`zoo.decoding.Sampling`).
+
+        Returns:
+          `translation` string (B,), `log_prob` float32 (B,): the model's plain
+          log p(translation | source), end token included (what `score` gives for it).
+        """
+        source_ids = self._source_ids(source)
+        batch_size = tf.shape(source_ids)[0]
+        temperature = per_example(temperature, batch_size, "temperature")
+        temperature = tf.where(tf.math.is_nan(temperature), 1.0, temperature)
+        top_k = per_example(top_k, batch_size, "top_k")
+        top_k = tf.clip_by_value(top_k, 0, self.target_tokenizer.vocab_size)
+        seed = per_example(seed, batch_size, "seed")
+        result = decode(self.model, source_ids, Sampling(temperature=temperature, top_k=top_k, seed=seed))
+        return {"translation": self._texts(result.ids)[:, 0], "log_prob": result.log_probs[:, 0]}
 
     # -- text <-> ids ----------------------------------------------------------------------
 

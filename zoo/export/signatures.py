@@ -11,8 +11,13 @@ cannot be exported without warmup requests. The signatures:
 |---|---|---|
 | `serving_default` | `source` string (B) | `translation` string (B), `score` float32 (B) |
 | `greedy` | `source` string (B) | `translation` string (B), `score` float32 (B) |
-| `beam_search` | `source` (B), `beam_width` int32 (), `num_hypotheses` int32 (), `length_penalty` float32 () | `translations` (B, N), `scores` (B, N), `log_probs` (B, N), `attention` (B, T_tgt, T_src), `source_tokens` (B, T_src), `target_tokens` (B, T_tgt) |
+| `beam_search` | `source` (B), `beam_width` int32, `num_hypotheses` int32, `length_penalty` float32 | `translations` (B, N), `scores` (B, N), `log_probs` (B, N), `attention` (B, T_tgt, T_src), `source_tokens` (B, T_src), `target_tokens` (B, T_tgt) |
 | `score` | `source` (B), `target` (B) | `log_prob` float32 (B) |
+| `sample` | `source` (B), `temperature` float32, `top_k` int32, `seed` int32 | `translation` (B), `log_prob` float32 (B) |
+
+The parameters of `beam_search` and `sample` are per-example inputs of unknown rank: a
+scalar `()` (every sentence), or `(B,)` (one value per sentence, what TF Serving's
+`--enable_batching` concatenates, and what REST row-format instances stack into).
 """
 
 import dataclasses
@@ -23,6 +28,11 @@ import tensorflow as tf
 
 SOURCE = tf.TensorSpec([None], tf.string, name="source")
 TARGET = tf.TensorSpec([None], tf.string, name="target")
+
+
+def parameter(dtype, name):
+    """A per-example parameter: a scalar or one value per sentence (unknown rank)."""
+    return tf.TensorSpec(None, dtype, name=name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +69,20 @@ def _beam_search_warmup(sources, defaults):
     ]
 
 
+def _sample_warmup(sources, defaults):
+    # Scalar parameters, and one value per sentence: the form batched requests arrive in.
+    rows = len(sources)
+    return [
+        {"source": sources, "temperature": np.float32(1.0), "top_k": np.int32(0), "seed": np.int32(0)},
+        {
+            "source": sources,
+            "temperature": np.full([rows], 1.0, np.float32),
+            "top_k": np.zeros([rows], np.int32),
+            "seed": np.arange(rows, dtype=np.int32),
+        },
+    ]
+
+
 _TABLE = (
     SignatureSpec(
         "serving_default",
@@ -73,14 +97,20 @@ _TABLE = (
         "beam_search",
         (
             SOURCE,
-            tf.TensorSpec([], tf.int32, name="beam_width"),
-            tf.TensorSpec([], tf.int32, name="num_hypotheses"),
-            tf.TensorSpec([], tf.float32, name="length_penalty"),
+            parameter(tf.int32, "beam_width"),
+            parameter(tf.int32, "num_hypotheses"),
+            parameter(tf.float32, "length_penalty"),
         ),
         _beam_search_warmup,
     ),
     SignatureSpec(
         "score", "score", (SOURCE, TARGET), lambda sources, defaults: [{"source": sources, "target": sources}]
+    ),
+    SignatureSpec(
+        "sample",
+        "sample",
+        (SOURCE, parameter(tf.float32, "temperature"), parameter(tf.int32, "top_k"), parameter(tf.int32, "seed")),
+        _sample_warmup,
     ),
 )
 SIGNATURES = {spec.name: spec for spec in _TABLE}  # name -> SignatureSpec, in export order

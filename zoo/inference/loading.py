@@ -36,7 +36,7 @@ def _export_settings(path):
         return json.load(f)
 
 
-def load_translate_fn(path, beam_width=None):
+def load_translate_fn(path, beam_width=None, sampling=None):
     """A function `list of bytes -> list of bytes` translating a batch of source lines.
 
     Args:
@@ -44,20 +44,40 @@ def load_translate_fn(path, beam_width=None):
       beam_width: None for the export's `serving_default` (its own default beam);
         an int for the `beam_search` signature with that beam and one hypothesis.
         A workdir without an export decodes the same way with its Keras model.
+      sampling: None, or `{"temperature": float > 0, "top_k": int >= 0, "seed": int}`
+        for the `sample` signature (a workdir: `zoo.decoding.Sampling`); then
+        `beam_width` must be None.
 
     Returns:
       `(translate, description)`: the function and a line saying what runs.
     """
     if beam_width is not None and beam_width < 1:
         raise ValueError(f"beam_width must be >= 1, received {beam_width}")
+    if sampling is not None:
+        _check_sampling(sampling, beam_width)
     kind, path = resolve_model(path)
     tf = _import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
-        return _load_workdir_fn(path, beam_width)
+        return _load_workdir_fn(path, beam_width, sampling)
     loaded = tf.saved_model.load(path)
     settings = _export_settings(path)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
-    if beam_width is None:
+    if sampling is not None:
+        if "sample" not in loaded.signatures:
+            raise ValueError(f"{path} has no 'sample' signature (exported before it existed); re-export it")
+        sample = loaded.signatures["sample"]
+
+        def translate(lines):
+            outputs = sample(
+                source=tf.constant(lines, tf.string),
+                temperature=tf.constant(sampling["temperature"], tf.float32),
+                top_k=tf.constant(sampling["top_k"], tf.int32),
+                seed=tf.constant(sampling["seed"], tf.int32),
+            )
+            return outputs["translation"].numpy().tolist()
+
+        description = f"{path}: sample ({_describe_sampling(sampling)})"
+    elif beam_width is None:
         default = loaded.signatures["serving_default"]
 
         def translate(lines):
@@ -82,7 +102,18 @@ def load_translate_fn(path, beam_width=None):
     return translate, description
 
 
-def _load_workdir_fn(path, beam_width):
+def _check_sampling(sampling, beam_width):
+    if beam_width is not None:
+        raise ValueError(f"sampling and a beam width exclude each other; received beam_width={beam_width}")
+    if not sampling.get("temperature", 0) > 0 or sampling.get("top_k", 0) < 0:
+        raise ValueError(f"sampling needs a temperature > 0 and a top_k >= 0, received {sampling}")
+
+
+def _describe_sampling(sampling):
+    return f"temperature {sampling['temperature']}, top_k {sampling['top_k']}, seed {sampling['seed']}"
+
+
+def _load_workdir_fn(path, beam_width, sampling=None):
     """`load_translate_fn` for a workdir without an export: its `best.keras`, decoded as the export would."""
     # Imported only here: decoding a workdir needs Keras and the model code.
     from zoo.inference.keras_translator import BEAM_SEARCH, KerasTranslator
@@ -102,6 +133,17 @@ def _load_workdir_fn(path, beam_width):
     )
     # The export's `beam_search` clamps its beam the same way.
     width = settings["beam_width"] if beam_width is None else min(beam_width, constants.DEFAULT_MAX_BEAM_WIDTH)
+
+    if sampling is not None:
+        from zoo.decoding import Sampling, decode
+
+        strategy = Sampling(sampling["temperature"], sampling["top_k"], sampling["seed"])
+
+        def sample(lines):
+            result = decode(model, translator.encode(lines), strategy)
+            return target_tokenizer.decode(result.ids[:, 0, :]).numpy().tolist()
+
+        return sample, f"{path}: {constants.BEST_MODEL_FILE}, sampling ({_describe_sampling(sampling)})"
 
     def translate(lines):
         # Beam search even for a width of 1, as the export's signatures do.

@@ -109,7 +109,7 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
     return count
 
 
-def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None):
+def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, sampling=None):
     """`zoo-translate`: stdin to stdout; progress on stderr if asked or if it is a terminal.
 
     Args:
@@ -117,11 +117,12 @@ def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None):
       beam_width: None for the export's default decoding, else beam search of that width.
       batch_size: most sentences translated at once.
       show_progress: None shows progress when stderr is a terminal.
+      sampling: None, or the sampling parameters of `load_translate_fn`.
 
     Returns:
       The number of lines translated.
     """
-    translate, description = load_translate_fn(model, beam_width)
+    translate, description = load_translate_fn(model, beam_width, sampling)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     if show_progress:
