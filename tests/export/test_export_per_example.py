@@ -96,9 +96,10 @@ def test_a_row_beam_searches_with_its_own_parameters_as_if_alone(loaded):
         for key in ("scores", "log_probs"):
             np.testing.assert_allclose(batch[key].numpy()[i, :n], alone[key].numpy()[0], rtol=1e-5, atol=1e-5)
             assert np.all(np.isneginf(batch[key].numpy()[i, n:]))
-        t = alone["target_tokens"].shape[1]
+        t, s = alone["attention"].shape[1:]
         assert as_str(batch["target_tokens"][i, :t]) == as_str(alone["target_tokens"][0])
-        np.testing.assert_allclose(batch["attention"].numpy()[i, :t], alone["attention"].numpy()[0], atol=1e-6)
+        np.testing.assert_allclose(batch["attention"].numpy()[i, :t, :s], alone["attention"].numpy()[0], atol=1e-6)
+        assert not batch["attention"].numpy()[i, t:].any() and not batch["attention"].numpy()[i, :, s:].any()
 
 
 def test_scalar_length_one_and_per_example_parameters_agree(loaded):
