@@ -50,7 +50,7 @@ def test_the_warmup_reader_decodes_the_exports_requests(real_export, without_ten
     base, _ = real_export
     requests = read_warmup_requests(warmup_file(f"{base}/1"))
     warmup_sources = [s.encode() for s in TEST_SOURCES[:2]]  # what write_export gives the export
-    assert {name for name, _ in requests} == {"serving_default", "greedy", "beam_search", "score"}
+    assert {name for name, _ in requests} == {"serving_default", "greedy", "beam_search", "score", "sample"}
     for name, inputs in requests:
         assert inputs["source"].dtype == object and inputs["source"].tolist() in (warmup_sources, warmup_sources[-1:])
         if name == "beam_search":
@@ -59,6 +59,9 @@ def test_the_warmup_reader_decodes_the_exports_requests(real_export, without_ten
             assert inputs["length_penalty"] == np.float32(LENGTH_PENALTY)
         if name == "score":
             assert inputs["target"].tolist() == inputs["source"].tolist()
+        if name == "sample":  # a scalar request and one with a value per sentence
+            assert inputs["seed"].dtype == np.int32 and inputs["seed"].shape in ((), (2,))
+            assert inputs["temperature"].dtype == np.float32 and inputs["top_k"].dtype == np.int32
 
 
 def test_the_warmup_reader_agrees_with_tf_servings_own_protos(real_export):
