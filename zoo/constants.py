@@ -38,6 +38,8 @@ CONFIG_FILE = "config.json"
 BEST_MODEL_FILE = "best.keras"
 RESULTS_FILE = "results.json"
 EXPORT_DIR = "export"
+ATTENTION_PLOT_FILE = "attention.png"  # attention heatmap of a dev sentence
+CURVES_PLOT_FILE = "curves.png"  # training loss and dev scores against the step
 
 _VERSION_DIR = re.compile(r"[0-9]+")
 

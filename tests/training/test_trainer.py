@@ -14,6 +14,7 @@ import tensorflow as tf
 from recipes import load_config, train_and_export
 from zoo.data import dates_splits, write_tsv
 from zoo.inference import evaluate_model
+from zoo.plot import read_scalars
 from zoo.training import train_and_evaluate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,16 +66,20 @@ def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
     assert 0 <= results["bleu"] <= 100 and 0 <= results["exact_match"] <= 1
     with open(os.path.join(workdir, "results.json")) as f:
         assert json.load(f)["bleu"] == pytest.approx(results["bleu"])
-    for name in ("config.json", "best.keras", "attention.png", "vocab/source/vocab.txt",
+    for name in ("config.json", "best.keras", "attention.png", "curves.png", "vocab/source/vocab.txt",
                  "vocab/target/vocab.txt", "checkpoints/checkpoint"):
         assert os.path.isfile(os.path.join(workdir, name)), name
-    assert os.listdir(os.path.join(workdir, "logs", "dev"))
+    # Every dev evaluation is in TensorBoard at its step, whatever Keras's own logging frequency.
+    dev_steps, dev_bleu = read_scalars(os.path.join(workdir, "logs", "dev"))["bleu"]
+    assert list(dev_steps) == [h["step"] for h in history]
+    assert list(dev_bleu) == pytest.approx([h["bleu"] for h in history], abs=1e-4)
+    assert results["curves_plot"] == os.path.join(workdir, "curves.png")
     assert not [name for name in os.listdir(workdir) if "tmp" in name]
     # The recipe's export at the end: a TF Serving version directory, named in the last line.
     assert os.path.isfile(os.path.join(results["export_path"], "saved_model.pb"))
     assert os.path.dirname(results["export_path"]) == os.path.join(workdir, "export")
-    assert re.fullmatch(rf"wrote \S+results\.json, \S+attention\.png, export {re.escape(results['export_path'])} "
-                        r"\(\d+s wall time\)", lines[-1]), lines[-1]
+    assert re.fullmatch(rf"wrote \S+results\.json, \S+attention\.png, \S+curves\.png, "
+                        rf"export {re.escape(results['export_path'])} \(\d+s wall time\)", lines[-1]), lines[-1]
 
     # zoo-eval's library function scores the export (or the workdir) on a TSV file.
     dev_tsv = write_tsv(str(tmp_path / "dev.tsv"), dates_splits(seed=0, train=1, dev=24, test=1)["dev"])

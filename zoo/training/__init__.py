@@ -6,7 +6,6 @@ is passed in by the recipes (`recipes.train_and_export`), so training never impo
 """
 
 from zoo.training.callbacks import DevEvaluation, TrainingLimits, TrainingState, save_model_atomically
-from zoo.training.plotting import plot_attention
 from zoo.training.trainer import (
     MaskedAccuracy,
     WarmupSchedule,

@@ -111,7 +111,8 @@ class DevEvaluation(keras.callbacks.Callback):
         learning_rate = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
         logs.update(dev_bleu=scores.bleu, dev_chrf=scores.chrf, dev_exact_match=scores.exact_match,
                     learning_rate=learning_rate)
-        with self.writer.as_default(step=step):
+        # Keras's TensorBoard callback leaves record_if(step % update_freq == 0) active during fit.
+        with self.writer.as_default(step=step), tf.summary.record_if(True):
             tf.summary.scalar("bleu", scores.bleu)
             tf.summary.scalar("chrf", scores.chrf)
             tf.summary.scalar("exact_match", scores.exact_match)

@@ -3,7 +3,7 @@
 Everything is an importable function so that a notebook runs the same recipe as the
 command line. The workdir layout is the one of docs/interfaces.md: `config.json`,
 `vocab/{source,target}/`, `checkpoints/` (resume state), `best.keras`, `logs/`,
-`results.json`, `attention.png`, and `export/<version>/` when the caller passes an
+`results.json`, `attention.png`, `curves.png`, and `export/<version>/` when the caller passes an
 `export_fn` (the recipes do: `recipes.train_and_export`).
 
 Resume: the training state (weights, optimizer, completed epochs, best BLEU, early
@@ -21,12 +21,12 @@ import keras
 import tensorflow as tf
 
 import zoo.models
-from zoo import data, metrics
+from zoo import data, metrics, plot
+from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE
 from zoo.data import datasets
 from zoo.data.pipeline import make_dataset
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
-from zoo.training import plotting
 from zoo.training.precision import resolve_precision
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
@@ -230,8 +230,9 @@ def _plot(translator, pair, workdir):
     source_tokens = [t.decode("utf-8") for t in translator.source_tokenizer.tokenize([pair[0]])[0].numpy()]
     source_tokens = source_tokens[: attention.shape[1]]
     target_tokens = [t.decode("utf-8") for t in translator.target_tokenizer.id_to_token(target_ids).numpy()]
-    return plotting.plot_attention(attention, source_tokens, target_tokens, os.path.join(workdir, "attention.png"),
-                                   title=f"{pair[0]} -> {hypothesis}")
+    figure = plot.attention_figure(attention, source_tokens, target_tokens, source=pair[0], target=hypothesis,
+                                   title="attention of the greedy translation of a dev sentence")
+    return plot.save_figure(figure, os.path.join(workdir, ATTENTION_PLOT_FILE))
 
 
 def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
@@ -331,6 +332,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     # A dev sentence long enough for the plot to show reordering.
     example = next((pair for pair in splits["dev"] if len(pair[0]) >= 12), splits["dev"][0])
     attention_path = _plot(translator, example, workdir)
+    curves_path = plot.save_figure(plot.curves_figure(workdir), os.path.join(workdir, CURVES_PLOT_FILE))
 
     results = {
         "recipe": config.recipe,
@@ -354,6 +356,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         "best_dev_bleu_during_training": float(state.best_bleu.numpy()),
         "evaluations": dev_eval.history,
         "attention_plot": attention_path,
+        "curves_plot": curves_path,
         "export_path": None,
     }
     results["export_path"], export_error = (
@@ -364,7 +367,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     results["wall_time_seconds"] = time.monotonic() - wall_start
     results_path = os.path.join(workdir, "results.json")
     _write_json(results_path, results)
-    log(f"wrote {results_path}, {attention_path}"
+    log(f"wrote {results_path}, {attention_path}, {curves_path}"
         + (f", export {results['export_path']}" if results["export_path"] else "")
         + f" ({results['wall_time_seconds']:.0f}s wall time)")
     return results
