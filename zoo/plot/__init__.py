@@ -5,7 +5,7 @@ shows it inline; `save_figure(figure, path)` writes a file). Nothing here calls
 `matplotlib.use` or pyplot, so importing the zoo never changes matplotlib's backend.
 """
 
-from zoo.plot.attention import attention_figure
+from zoo.plot.attention import attention_figure, beam_search_attention_figure
 from zoo.plot.bleu_by_length import bleu_by_length_figure
 from zoo.plot.curves import curves_figure, read_scalars
 from zoo.plot.figure import save_figure
@@ -13,6 +13,7 @@ from zoo.plot.labels import fit_text, readable_tokens
 
 __all__ = [
     "attention_figure",
+    "beam_search_attention_figure",
     "bleu_by_length_figure",
     "curves_figure",
     "fit_text",

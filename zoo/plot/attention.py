@@ -88,3 +88,30 @@ def _fit_sentence_labels(figure, axes, x_text, y_text):
         figure.draw_without_rendering()  # runs the constrained layout
         box = axes.get_window_extent()
         x_width, y_width = box.width, box.height
+
+
+def beam_search_attention_figure(outputs, row=0, source=None, title=None):
+    """The heatmap of one sentence of the outputs of an export's `beam_search` signature.
+
+    Args:
+      outputs: dict with `attention` `(B, T_tgt, T_src)`, `source_tokens` `(B, T_src)`,
+        `target_tokens` `(B, T_tgt)` and `translations` `(B, N)`: tensors from the SavedModel,
+        or lists from TF Serving's REST API (columnar `outputs`); tokens padded with "".
+      row: which sentence of the batch.
+      source: the source sentence, for the x axis label.
+      title: optional title.
+
+    Returns:
+      `attention_figure` of that sentence and its best translation, padding removed.
+    """
+    source_tokens = [_text(t) for t in np.asarray(outputs["source_tokens"], dtype=object)[row]]
+    target_tokens = [_text(t) for t in np.asarray(outputs["target_tokens"], dtype=object)[row]]
+    source_tokens = source_tokens[: sum(1 for t in source_tokens if t)]
+    target_tokens = target_tokens[: sum(1 for t in target_tokens if t)]
+    attention = np.asarray(outputs["attention"], dtype=np.float32)[row][: len(target_tokens), : len(source_tokens)]
+    translation = _text(np.asarray(outputs["translations"], dtype=object)[row][0])
+    return attention_figure(attention, source_tokens, target_tokens, source=source, target=translation, title=title)
+
+
+def _text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
