@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from zoo.plot import attention_figure, fit_text, readable_tokens, save_figure
+from zoo.plot import attention_figure, beam_search_attention_figure, fit_text, readable_tokens, save_figure
 from zoo.plot.labels import text_width
 
 SOURCE = ("Ce paquet fournit les fichiers de développement pour la bibliothèque libfoo , qui permet de lire et "
@@ -94,3 +94,19 @@ def test_long_sentence_pair_stays_inside_the_figure(tmp_path):
     heatmap = axes.get_window_extent(renderer)
     assert axes.xaxis.label.get_window_extent(renderer).width <= heatmap.width + 0.5
     assert axes.yaxis.label.get_window_extent(renderer).height <= heatmap.height + 0.5
+
+
+def test_heatmap_of_beam_search_outputs_drops_the_padding():
+    # Columnar REST outputs of a batch of two: the second sentence is the shorter one.
+    attention = weights(3, 4)
+    outputs = {
+        "source_tokens": [["a", "b", "c", "d"], ["x", "y", "", ""]],
+        "target_tokens": [["A", "B", "</s>"], ["X", "</s>", ""]],
+        "attention": [np.zeros((3, 4)).tolist(), attention.tolist()],
+        "translations": [["A B", "A"], ["X", "Y"]],
+    }
+    figure = beam_search_attention_figure(outputs, row=1, source="x y")
+    axes = figure.axes[0]
+    assert texts(axes.get_xticklabels()) == ["x", "y"] and texts(axes.get_yticklabels()) == ["X", "</s>"]
+    np.testing.assert_array_equal(np.asarray(axes.images[0].get_array()), attention[:2, :2])
+    assert axes.get_xlabel() == "source: x y" and axes.get_ylabel() == "translation: X"
