@@ -42,6 +42,10 @@ setup(
             # Tests only: checks serving/warmup.py and models.config against TF Serving's own protos.
             "tensorflow-serving-api>=2.16",
             "tensorflow-datasets>=4.9",  # mock TFDS data in tests/data/test_data_tfds.py
+            # Runs the colab/ notebooks headless in tests/colab.
+            "nbclient>=0.10",
+            "nbformat>=5.10",
+            "ipykernel>=6.29",
         ],
     },
     entry_points={

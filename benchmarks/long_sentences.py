@@ -88,13 +88,13 @@ def train_and_translate(config, workdir, sources):
     """Trains one run and translates `sources` with its best model; returns (results, hypotheses, seconds)."""
     import keras
 
-    from zoo.training import Translator, train_and_evaluate
-    from zoo.training.trainer import build_tokenizers
+    from zoo.inference import KerasTranslator
+    from zoo.training import build_tokenizers, train_and_evaluate
 
     results = train_and_evaluate(config, workdir, print_fn=lambda line: None)
     model = keras.models.load_model(os.path.join(workdir, "best.keras"), compile=False)
     source_tokenizer, target_tokenizer = build_tokenizers(config, [], os.path.join(workdir, "vocab"))
-    translator = Translator(model, source_tokenizer, target_tokenizer, length_penalty=config.length_penalty)
+    translator = KerasTranslator(model, source_tokenizer, target_tokenizer, length_penalty=config.length_penalty)
     started = time.monotonic()
     hypotheses = translator.translate(sources, beam_width=FLAGS.beam_width, batch_size=64)
     return results, hypotheses, time.monotonic() - started

@@ -9,7 +9,9 @@ import importlib as _importlib
 import os as _os
 
 # From the data to the exported model (docs/interfaces.md), then training and the facts shared by all.
-SUBPACKAGES = ("data", "layers", "models", "decoding", "inference", "export", "metrics", "training", "constants")
+SUBPACKAGES = (
+    "data", "layers", "models", "decoding", "inference", "export", "metrics", "training", "plot", "constants",
+)  # fmt: skip
 
 # `from zoo import *` takes the subpackages this installation has.
 __all__ = [

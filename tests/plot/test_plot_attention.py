@@ -26,6 +26,7 @@ def test_readable_tokens_of_each_tokenizer():
     # SentencePiece: the word-start mark goes, pieces inside a word get a leading dot.
     assert readable_tokens(["▁Bon", "jour", "▁le", "▁monde", ",", "▁", "</s>"]) == [
         "Bon", "·jour", "le", "monde", "·,", "␣", "</s>"]
+    assert readable_tokens(["▁l", "<0x27>", "▁", "<0xC3>"]) == ["l", "·'", "␣", "·<0xC3>"]  # byte fallback pieces
     # The word tokenizer's joiner becomes a dot on its side; bytes are decoded.
     assert readable_tokens([b"l", "\uffed\u2019\uffed", "homme", "\uffed,", "03", "\uffed.", "<unk>"]) == [
         "l", "·\u2019·", "homme", "·,", "03", "·.", "<unk>"]

@@ -1,6 +1,7 @@
 """Text that fits a figure: tokens shown readably, sentences wrapped or cut to a pixel width."""
 
 import functools
+import re
 
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
@@ -13,6 +14,7 @@ WORD_START = "\u2581"  # SentencePiece's word-start mark "▁" (CharTokenizer's 
 GLUE = "\u00b7"  # "·": the readable mark of "no space on this side" (the joiner is missing from the fonts)
 VISIBLE_SPACE = "\u2423"  # "␣"
 ELLIPSIS = "\u2026"  # "…"
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 MAX_TOKEN_CHARS = 20  # longer tokens are cut with an ellipsis in tick labels
 
 
@@ -26,7 +28,8 @@ def readable_tokens(tokens):
 
     SentencePiece pieces lose their word-start mark and pieces inside a word get a leading
     `·`; the word tokenizer's joiner `￭` becomes `·` on its side; the character tokenizer's
-    space (`▁` alone) and whitespace become `␣`. Reserved tokens stay as they are.
+    space (`▁` alone) and whitespace become `␣`; byte pieces of printable ASCII characters
+    (`<0x27>`) become the character. Reserved tokens stay as they are.
 
     Args:
       tokens: list of str (or UTF-8 bytes), one per position.
@@ -43,6 +46,9 @@ def readable_tokens(tokens):
 def _readable(token, sentencepiece):
     if token in RESERVED_TOKENS:
         return token
+    byte = _BYTE_PIECE.fullmatch(token)
+    if byte and 0x20 < int(byte[1], 16) < 0x7F:  # SentencePiece's byte fallback of a printable ASCII character
+        token = chr(int(byte[1], 16))
     if token == SPACE or not token.strip():
         return VISIBLE_SPACE
     if JOINER in token:
