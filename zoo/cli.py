@@ -16,8 +16,10 @@ absl and the standard library only: importing it costs nothing (no TensorFlow), 
 """
 
 import difflib
+import os
 import re
 import sys
+import tempfile
 
 from absl import app, flags
 
@@ -48,6 +50,25 @@ def fail(command, message, status=2):
     message = " ".join(str(message).split())  # one line, whatever the message held
     print(f"{command}: error: {message}", file=sys.stderr, flush=True)
     sys.exit(status)
+
+
+def writable_directory(path, flag):
+    """Creates `path` if needed and checks that files can be written there.
+
+    Raises:
+      CommandError: `path` is a file, cannot be created, or is not writable (`flag` names
+        the command-line flag it came from, e.g. "--workdir").
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CommandError(f"{flag} {path}: is a file; expected a directory (or a path to create one at)")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise CommandError(f"{flag} {path}: cannot write there ({error.strerror or error}); "
+                           "expected a directory this user can write to") from None
+    return path
 
 
 def close_matches(word, candidates, n=3):
@@ -97,9 +118,13 @@ def command_module(main):
     return sys.argv[0] if main.__module__ == "__main__" else main.__module__
 
 
+def flag_usage(flag):
+    """How the flag is written in `--help`: `--model`, `--[no]progress`, `--config.<field>=VALUE`."""
+    return "--" + (getattr(flag, "usage_name", None) or (f"[no]{flag.name}" if flag.boolean else flag.name))
+
+
 def flag_line(flag, width):
     """`  --name      help (default: x)`: one line, however long the help is."""
-    name = getattr(flag, "usage_name", None) or (f"[no]{flag.name}" if flag.boolean else flag.name)
     notes = []
     if getattr(flag, "usage_name", None) is None:
         if flag.default is not None:
@@ -107,7 +132,7 @@ def flag_line(flag, width):
         elif flag_is_required(flag):
             notes.append("required")
     text = " ".join(flag.help.split()) + (f" ({'; '.join(notes)})" if notes else "")
-    return f"  --{name.ljust(width)}  {text}"
+    return f"  {flag_usage(flag).ljust(width)}  {text}"
 
 
 def flag_is_required(flag):
@@ -125,7 +150,7 @@ def help_text(command, doc, own_flags, full=False, full_extra=None):
         if line.strip().startswith(command + " ") or (previous.endswith("\\") and examples):
             examples.append("  " + " ".join(line.split()))
         previous = line.strip()
-    width = max((len(getattr(f, "usage_name", None) or f.name) + 4 for f in own_flags), default=0)
+    width = max((len(flag_usage(flag)) for flag in own_flags), default=0)
     out = [f"{command}: {summary}", ""]
     if examples:
         out += ["example:" if len(examples) == 1 else "examples:", *examples, ""]
