@@ -51,7 +51,7 @@ class DevEvaluation(keras.callbacks.Callback):
     """After each epoch: dev BLEU/chrF, the best model, early stopping and the checkpoint.
 
     Adds `dev_bleu`, `dev_chrf`, `dev_exact_match` and `learning_rate` to the epoch logs
-    (so the progress bar and TensorBoard show them), writes them as TensorBoard scalars
+    (so the callbacks after it and the History see them), writes them as TensorBoard scalars
     under `logs/dev`, saves the model to `best_path` when BLEU improves, stops training
     after `patience` evaluations without a gain of `min_delta` BLEU or once `target_bleu`
     is reached. The training state is saved with `checkpoint_manager` twice: before the

@@ -21,13 +21,17 @@ import keras
 import tensorflow as tf
 
 import zoo.models
-from zoo import data, metrics
-from zoo.data import datasets
+from zoo import data
+from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.data import DataError, datasets
 from zoo.data.pipeline import make_dataset
 from zoo.inference import KerasTranslator, evaluate
+from zoo.progress import Progress
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import plotting
 from zoo.training.precision import resolve_precision
+from zoo.training.progress_bar import StepsProgbar
+from zoo.training.validation import validate_config
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
 # with other values cannot be resumed.
@@ -52,8 +56,10 @@ def load_data(config):
     return datasets.load(config)
 
 
-def build_tokenizers(config, train_pairs, vocab_dir):
+def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
+
+    `show_progress`: None reports the sentences read on a terminal (`zoo.progress`), False never.
 
     Returns:
       `(source_tokenizer, target_tokenizer)`.
@@ -69,10 +75,12 @@ def build_tokenizers(config, train_pairs, vocab_dir):
         else:
             if kind not in data.tokenizer_types():
                 raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
-            tokenizer = data.build_tokenizer(
-                kind, [pair[column] for pair in train_pairs], max_size=size or None,
-                min_count=config.vocab_min_count, lowercase=config.lowercase,
-            )
+            with Progress(f"{side} vocabulary", total=len(train_pairs), unit="sentences",
+                          enabled=show_progress) as report:
+                tokenizer = data.build_tokenizer(
+                    kind, report.wrap(pair[column] for pair in train_pairs), max_size=size or None,
+                    min_count=config.vocab_min_count, lowercase=config.lowercase,
+                )
             tokenizer.save(path)
         tokenizers.append(tokenizer)
     return tuple(tokenizers)
@@ -191,27 +199,7 @@ def check_config(config, workdir):
         if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
-    _write_json(path, config.to_dict())
-
-
-def _write_json(path, value):
-    """Writes JSON through a temporary file, so a kill never leaves half a file."""
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(temporary, path)
-
-
-def validate_config(config):
-    """Fails early, before any data is read, on values that cannot work."""
-    zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))  # names the valid values
-    resolve_precision(config.precision)  # names the valid policies
-    if config.bleu_tokenize not in metrics.BLEU_TOKENIZERS:
-        raise ValueError(f"unknown bleu_tokenize {config.bleu_tokenize!r}; expected one of {list(metrics.BLEU_TOKENIZERS)}")
-    for field in ("batch_size", "num_epochs"):
-        if config[field] < 1:
-            raise ValueError(f"{field} must be >= 1, got {config[field]}")
+    write_json(path, config.to_dict(), sort_keys=True)
 
 
 def _export(export_fn, workdir, log):
@@ -258,9 +246,13 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     validate_config(config)
     splits = load_data(config)
     os.makedirs(workdir, exist_ok=True)
+    for directory in (workdir, os.path.join(workdir, "vocab", "source"), os.path.join(workdir, "vocab", "target")):
+        remove_stale_temporaries(directory)  # what a killed run was writing
     check_config(config, workdir)
     keras.utils.set_random_seed(config.seed)
-    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], os.path.join(workdir, "vocab"))
+    show_progress = None if config.verbose else False  # verbose=0: no progress of any kind
+    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], os.path.join(workdir, "vocab"),
+                                                          show_progress)
 
     model = compile_model(build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config)
     state = zoo_callbacks.TrainingState()
@@ -275,6 +267,10 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     dataset = make_train_dataset(config, splits["train"], source_tokenizer, target_tokenizer,
                                  seed=config.seed * 100003 + initial_epoch)
     batches, tokens_per_pass = count_batches(dataset)  # also fills the dataset's token cache
+    if not batches:
+        raise DataError(f"no training pair is left after dropping those longer than max_source_length="
+                        f"{config.max_source_length} or max_target_length={config.max_target_length} tokens "
+                        f"(drop_long=True); expected longer limits or drop_long=False")
     steps_per_epoch = config.steps_per_epoch or batches
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters")
     log(f"  data: {len(splits['train']):,} training pairs ({batches} batches of <= {config.batch_size}), "
@@ -294,10 +290,12 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         state, manager, os.path.join(workdir, "best.keras"), os.path.join(workdir, "logs", "dev"),
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
-        print_fn=(lambda line: log("\n" + line)) if config.verbose == 1 else log,  # after the progress bar
+        print_fn=log,
     )
     limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state)
-    callbacks = [limits, dev_eval, keras.callbacks.TensorBoard(os.path.join(workdir, "logs"), update_freq=50)]
+    # The bar before the dev evaluation: its line is finished when the evaluation reports.
+    callbacks = [limits, StepsProgbar(steps_per_epoch, config.train_steps), dev_eval,
+                 keras.callbacks.TensorBoard(os.path.join(workdir, "logs"), update_freq=50)]
     if config.checkpoint_every_steps:
         callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
 
@@ -363,7 +361,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         results["export_error"] = export_error
     results["wall_time_seconds"] = time.monotonic() - wall_start
     results_path = os.path.join(workdir, "results.json")
-    _write_json(results_path, results)
+    write_json(results_path, results, sort_keys=True)
     log(f"wrote {results_path}, {attention_path}"
         + (f", export {results['export_path']}" if results["export_path"] else "")
         + f" ({results['wall_time_seconds']:.0f}s wall time)")
