@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import tempfile
 
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
@@ -66,6 +67,36 @@ def atomic_write(path, mode="w", encoding="utf-8", newline=None):
     _fsync_directory(directory)
 
 
+@contextlib.contextmanager
+def atomic_directory(path):
+    """A temporary directory next to `path` that becomes `path` when the block ends without error.
+
+    Every file written into it is fsynced, then the directory is renamed to `path`, so
+    `path` either does not exist or holds everything (e.g. a tokenizer's files). An
+    existing `path` is replaced.
+
+    Yields:
+      The temporary directory's path.
+    """
+    path = os.path.abspath(os.fspath(path))
+    parent, name = os.path.split(path)
+    os.makedirs(parent, exist_ok=True)
+    temporary = tempfile.mkdtemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=parent)
+    try:
+        yield temporary
+        for root, _, files in os.walk(temporary):
+            for file in files:
+                with open(os.path.join(root, file), "rb") as f:
+                    os.fsync(f.fileno())
+        if os.path.isdir(path):
+            shutil.rmtree(path)  # an incomplete directory from before (a complete one is never rewritten)
+        os.rename(temporary, path)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    _fsync_directory(parent)
+
+
 def write_text(path, text, encoding="utf-8"):
     """Writes `text` to `path` atomically (newlines kept as given)."""
     with atomic_write(path, "w", encoding=encoding, newline="") as f:
@@ -79,9 +110,12 @@ def write_json(path, value, **dump_kwargs):
 
 
 def remove_stale_temporaries(directory):
-    """Deletes the temporary files a killed writer left in `directory`; returns their names.
+    """Deletes the temporary files and directories a killed writer left in `directory`.
 
-    Files of a process that is still running (its pid is alive) are kept.
+    Those of a process that is still running (its pid is alive) are kept.
+
+    Returns:
+      The names removed.
     """
     removed = []
     if not os.path.isdir(directory):
@@ -89,8 +123,12 @@ def remove_stale_temporaries(directory):
     for name in os.listdir(directory):
         match = _TEMPORARY.match(name)
         if match and not _alive(int(match.group(1))):
+            target = os.path.join(directory, name)
             with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(directory, name))
+                if os.path.isdir(target):
+                    shutil.rmtree(target)
+                else:
+                    os.remove(target)
                 removed.append(name)
     return removed
 

@@ -7,10 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from zoo.atomic_write import atomic_write, remove_stale_temporaries, write_json, write_text
+from zoo.atomic_write import atomic_directory, atomic_write, remove_stale_temporaries, write_json, write_text
+from zoo.data import DataError, write_tsv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,3 +83,34 @@ def test_remove_stale_temporaries_keeps_files_of_live_writers(tmp_path):
         file.write_text("x")
     assert remove_stale_temporaries(str(tmp_path)) == [dead.name]
     assert sorted(os.listdir(tmp_path)) == sorted([live.name, other.name])
+
+
+def test_atomic_directory_appears_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "vocab" / "source"
+    with pytest.raises(RuntimeError):
+        with atomic_directory(target) as temporary:
+            (Path(temporary) / "vocab.txt").write_text("a\n")
+            raise RuntimeError("killed between the two files")
+    assert not target.exists() and os.listdir(tmp_path / "vocab") == []
+    target.mkdir()
+    (target / "vocab.txt").write_text("half")  # an incomplete directory left by an older writer
+    with atomic_directory(target) as temporary:
+        (Path(temporary) / "vocab.txt").write_text("a\n")
+        (Path(temporary) / "tokenizer.json").write_text("{}")
+    assert sorted(os.listdir(target)) == ["tokenizer.json", "vocab.txt"] and (target / "vocab.txt").read_text() == "a\n"
+    assert os.listdir(tmp_path / "vocab") == ["source"]
+
+
+def test_stale_temporary_directories_are_removed(tmp_path):
+    stale = tmp_path / ".source.999999999.x1y2.tmp"
+    stale.mkdir()
+    (stale / "vocab.txt").write_text("a")
+    assert remove_stale_temporaries(str(tmp_path)) == [stale.name] and os.listdir(tmp_path) == []
+
+
+def test_write_tsv_is_atomic(tmp_path):
+    path = tmp_path / "train.tsv"
+    write_tsv(str(path), [("a", "b")])
+    with pytest.raises(DataError):
+        write_tsv(str(path), [("c", "d"), ("bad\tsource", "e")])  # refused half way through
+    assert path.read_text() == "a\tb\n" and os.listdir(tmp_path) == ["train.tsv"]

@@ -15,6 +15,8 @@ import dataclasses
 import logging
 import os
 
+from zoo.atomic_write import atomic_write
+
 logger = logging.getLogger(__name__)
 
 _SHOWN_BAD_LINES = 3  # how many bad lines an error message quotes
@@ -173,7 +175,7 @@ def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_
 def write_tsv(path, pairs):
     """Writes (source, target) pairs as a TSV file; refuses text that would break the format."""
     path = os.fspath(path)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:  # never half a file after a kill
         for index, (source, target) in enumerate(pairs):
             for side, text in (("source", source), ("target", target)):
                 if "\t" in text or "\n" in text or "\r" in text or not text.strip():

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 import zoo.models
 from zoo import data
-from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.atomic_write import atomic_directory, remove_stale_temporaries, write_json
 from zoo.data import DataError, datasets
 from zoo.data.pipeline import make_dataset
 from zoo.inference import KerasTranslator, evaluate
@@ -81,7 +81,8 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
                     kind, report.wrap(pair[column] for pair in train_pairs), max_size=size or None,
                     min_count=config.vocab_min_count, lowercase=config.lowercase,
                 )
-            tokenizer.save(path)
+            with atomic_directory(path) as temporary:  # a kill leaves all the tokenizer's files or none
+                tokenizer.save(temporary)
         tokenizers.append(tokenizer)
     return tuple(tokenizers)
 
@@ -246,7 +247,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     validate_config(config)
     splits = load_data(config)
     os.makedirs(workdir, exist_ok=True)
-    for directory in (workdir, os.path.join(workdir, "vocab", "source"), os.path.join(workdir, "vocab", "target")):
+    for directory in (workdir, os.path.join(workdir, "vocab")):
         remove_stale_temporaries(directory)  # what a killed run was writing
     check_config(config, workdir)
     keras.utils.set_random_seed(config.seed)
