@@ -20,7 +20,8 @@ import re
 import shutil
 import tempfile
 
-_TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+# `.<name>.<pid>.<random>.tmp`, also with an extension after it (Keras saves only `*.keras`).
+_TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp(\.\w+)?$")
 
 
 def _fsync_directory(directory):
@@ -95,6 +96,14 @@ def atomic_directory(path):
         shutil.rmtree(temporary, ignore_errors=True)
         raise
     _fsync_directory(parent)
+
+
+def temporary_path(path, suffix=""):
+    """A fresh hidden name next to `path` that `remove_stale_temporaries` recognizes."""
+    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
+    fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp" + suffix, dir=directory)
+    os.close(fd)
+    return temporary
 
 
 def write_text(path, text, encoding="utf-8"):

@@ -6,6 +6,8 @@ import time
 import keras
 import tensorflow as tf
 
+from zoo.atomic_write import temporary_path
+
 
 class TrainingState(tf.Module):
     """The counters a resumed run needs besides the weights and the optimizer.
@@ -37,10 +39,11 @@ def save_model_atomically(model, path):
     `os.replace` is atomic on one file system, so `path` always holds a complete model:
     a kill during the save leaves the previous file untouched.
     """
-    directory, name = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp.keras")
+    temporary = temporary_path(path, ".keras")  # Keras saves only to `*.keras` names
     try:
         model.save(temporary)
+        with open(temporary, "rb") as f:
+            os.fsync(f.fileno())
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
