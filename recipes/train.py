@@ -33,6 +33,7 @@ def main(argv):
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
     from zoo.data import DataError
+    from zoo.training.validation import validate_config
 
     from recipes.pipeline import train_and_export
 
@@ -43,10 +44,16 @@ def main(argv):
     if FLAGS.train_tsv:
         config.dataset = "tsv"
     try:
-        train_and_export(config, FLAGS.workdir)
+        validate_config(config)  # before the workdir is created: a refused run leaves nothing behind
+        cli.writable_directory(FLAGS.workdir, "--workdir")
+        results = train_and_export(config, FLAGS.workdir)
     except (DataError, ValueError, FileNotFoundError) as error:
         logging.debug("zoo-train failed", exc_info=True)
         raise cli.CommandError(str(error)) from None
+    if results.get("export_error"):
+        best = os.path.join(FLAGS.workdir, "best.keras")
+        raise cli.CommandError(f"export failed: {results['export_error']}; the trained model is in {best}: "
+                               f"zoo-export --workdir {FLAGS.workdir} exports it", status=1)
 
 
 def run(argv=None):
