@@ -11,7 +11,7 @@ class Rule:
     """A check on one field's value and the words that say what it accepts.
 
     Args:
-      check: `value -> bool`.
+      check: `value -> bool`, or raising `ValueError` whose message says what is wrong.
       expected: the words, or a function returning them (for choices known only later).
     """
 
@@ -47,10 +47,10 @@ def one_of(choices):
     return Rule(lambda value: value in names(), lambda: f"one of {list(names())}")
 
 
-def _presets():
+def _known_preset(name):
     import zoo.models
 
-    return zoo.models.presets()
+    return zoo.models.get_preset(name) is not None  # its ValueError names the valid presets
 
 
 def _tokenizers():
@@ -99,7 +99,7 @@ RULES = {
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
     # model
-    "model": one_of(_presets), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
+    "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
     "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
@@ -123,8 +123,13 @@ def config_problems(config):
     """`["field=value (expected ...)", ...]` for every field of `config` that `RULES` refuses."""
     problems = []
     for field, rule in RULES.items():
-        if field in config and not rule.check(config[field]):
-            problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
+        if field not in config:
+            continue
+        try:
+            if not rule.check(config[field]):
+                problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
+        except ValueError as error:
+            problems.append(f"{field}={config[field]!r}: {error}")
     if {"min_learning_rate", "learning_rate"} <= set(config.keys()) and (
         config.min_learning_rate > config.learning_rate > 0
     ):
