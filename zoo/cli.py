@@ -53,17 +53,24 @@ def fail(command, message, status=2):
 
 
 def writable_directory(path, flag):
-    """Creates `path` if needed and checks that files can be written there.
+    """Checks, without creating anything, that `path` is or can become a writable directory.
 
     Raises:
-      CommandError: `path` is a file, cannot be created, or is not writable (`flag` names
-        the command-line flag it came from, e.g. "--workdir").
+      CommandError: `path` is a file, lies under a file, or where this user cannot write
+        (`flag` names the command-line flag it came from, e.g. "--workdir").
+
+    Returns:
+      `path`.
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError(f"{flag} {path}: is a file; expected a directory (or a path to create one at)")
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):  # the directory that would hold the new ones
+        existing = os.path.dirname(existing)
     try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+        if not os.path.isdir(existing):
+            raise NotADirectoryError(20, "Not a directory", existing)
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
         raise CommandError(f"{flag} {path}: cannot write there ({error.strerror or error}); "
