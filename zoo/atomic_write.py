@@ -69,12 +69,12 @@ def atomic_write(path, mode="w", encoding="utf-8", newline=None):
 
 
 @contextlib.contextmanager
-def atomic_directory(path):
+def atomic_directory(path, replace=True):
     """A temporary directory next to `path` that becomes `path` when the block ends without error.
 
     Every file written into it is fsynced, then the directory is renamed to `path`, so
     `path` either does not exist or holds everything (e.g. a tokenizer's files). An
-    existing `path` is replaced.
+    existing `path` is replaced, unless `replace` is False (then the rename fails on it).
 
     Yields:
       The temporary directory's path.
@@ -89,7 +89,7 @@ def atomic_directory(path):
             for file in files:
                 with open(os.path.join(root, file), "rb") as f:
                     os.fsync(f.fileno())
-        if os.path.isdir(path):
+        if replace and os.path.isdir(path):
             shutil.rmtree(path)  # an incomplete directory from before (a complete one is never rewritten)
         os.rename(temporary, path)
     except BaseException:

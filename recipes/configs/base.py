@@ -54,7 +54,7 @@ def get_config():
     config.num_epochs = 10  # most epochs (an epoch = steps_per_epoch steps, or one pass)
     config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
     config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
-    config.max_train_minutes = 0.0  # wall-clock budget of the whole run; 0 = no limit
+    config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training; 0 = no limit
     config.learning_rate = 1e-3  # peak learning rate of Adam
     config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup) or "exponential"
     config.warmup_steps = 200  # linear warmup steps from 0 to learning_rate

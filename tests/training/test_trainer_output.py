@@ -1,6 +1,8 @@
-"""What zoo-train shows while it works: bar totals that match the steps run, vocabulary progress."""
+"""What zoo-train shows while it works (bar totals, vocabulary progress) and what its budget bounds."""
 
 import re
+
+import pytest
 
 from recipes import load_config
 from zoo import progress
@@ -35,3 +37,19 @@ def test_verbose_zero_silences_the_vocabulary_progress(tmp_path, capsys, monkeyp
     assert capsys.readouterr().err == ""
     build_tokenizers(config, pairs, str(tmp_path / "b"))
     assert "\rsource vocabulary: 1/2 sentences" in capsys.readouterr().err
+
+
+def test_max_train_minutes_bounds_the_run_up_to_the_end_of_training(tmp_path):
+    config = load_config("dates_bahdanau")
+    # 1000 epochs of 5 steps would take many minutes: the 0.1-minute budget has to stop it.
+    config.update(dict(TINY, num_epochs=1000, steps_per_epoch=5, max_train_minutes=0.1, verbose=0))
+    lines = []
+    results = train_and_evaluate(config, str(tmp_path / "run"), print_fn=lines.append)
+    assert "stopped: wall-clock budget (max_train_minutes) spent" in lines
+    assert 1 <= results["epochs"] < 1000 and 1 <= results["train_steps"] <= 5 * results["epochs"]
+    # Checked after every batch (the first one, traced, takes what it takes on a loaded machine):
+    # training ended after the budget, and the stages after it are timed apart.
+    assert results["until_training_end_seconds"] >= 6.0 and results["final_evaluation_seconds"] > 0
+    assert results["wall_time_seconds"] == pytest.approx(
+        results["until_training_end_seconds"] + results["final_evaluation_seconds"], abs=1.0)
+    assert results["export_seconds"] is None  # no export asked for

@@ -95,7 +95,7 @@ class KerasTranslator:
         result = self._search(beam_width, search)(source_ids)
         return self.target_tokenizer.decode(result.ids[:, 0, :]).numpy(), result, source_ids
 
-    def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None):
+    def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None, progress=None):
         """Translates `sources` (list of str).
 
         Args:
@@ -105,6 +105,7 @@ class KerasTranslator:
           return_attention: also return each sentence's attention.
           search: "greedy" or "beam_search" (then with `beam_width`, even 1); None picks
             greedy for a beam width of 1.
+          progress: a `zoo.progress.Progress` told of each batch decoded, or None.
 
         Returns:
           list of str hypotheses; with `return_attention`, also a list of
@@ -123,4 +124,6 @@ class KerasTranslator:
                 if return_attention:
                     t, s = lengths[row], source_lengths[row]
                     attentions[i] = (result.attention[row, 0, :t, :s].numpy(), result.ids[row, 0, :t].numpy())
+            if progress is not None:
+                progress.update(len(index))
         return (hypotheses, attentions) if return_attention else hypotheses

@@ -187,7 +187,13 @@ def compile_model(model, config):
 
 
 def check_config(config, workdir):
-    """Writes `config.json`, refusing a workdir trained with another model or vocabulary."""
+    """Creates `workdir` and writes `config.json`, refusing a workdir trained with another model or vocabulary.
+
+    Files a killed run was writing (temporaries that never became the file) are removed first.
+    """
+    os.makedirs(workdir, exist_ok=True)
+    for directory in (workdir, os.path.join(workdir, "vocab")):
+        remove_stale_temporaries(directory)
     path = os.path.join(workdir, "config.json")
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
@@ -211,6 +217,21 @@ def _export(export_fn, workdir, log):
         log(f"export failed: {type(error).__name__}: {error}")
         return None, f"{type(error).__name__}: {error}"
     return os.fspath(path) if path is not None else None, None
+
+
+def _final_evaluation(config, translator, dev_pairs, workdir, log, show_progress):
+    """The best model's scores on the whole dev set with beam search, logged with sample translations."""
+    best_path = os.path.join(workdir, "best.keras")
+    if os.path.isfile(best_path):
+        translator.model.set_weights(keras.models.load_model(best_path, compile=False).get_weights())
+    scores, hypotheses = evaluate(translator, dev_pairs, config.final_beam_width, config.eval_batch_size,
+                                  config.bleu_tokenize, show_progress, label=f"dev BLEU, beam {config.final_beam_width}")
+    log(f"dev ({len(dev_pairs)} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
+        f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
+    log(f"  {scores.bleu_signature}")
+    for (source, reference), hypothesis in list(zip(dev_pairs, hypotheses))[: config.num_samples]:
+        log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
+    return scores
 
 
 def _plot(translator, pair, workdir):
@@ -246,14 +267,11 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     deadline = wall_start + 60 * config.max_train_minutes if config.max_train_minutes else None
     validate_config(config)
     splits = load_data(config)
-    os.makedirs(workdir, exist_ok=True)
-    for directory in (workdir, os.path.join(workdir, "vocab")):
-        remove_stale_temporaries(directory)  # what a killed run was writing
     check_config(config, workdir)
     keras.utils.set_random_seed(config.seed)
     show_progress = None if config.verbose else False  # verbose=0: no progress of any kind
-    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], os.path.join(workdir, "vocab"),
-                                                          show_progress)
+    vocab_dir = os.path.join(workdir, "vocab")
+    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], vocab_dir, show_progress)
 
     model = compile_model(build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config)
     state = zoo_callbacks.TrainingState()
@@ -287,7 +305,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     eval_pairs = splits["dev"][: config.max_eval_sentences or None]
     dev_eval = zoo_callbacks.DevEvaluation(
         lambda: evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
-                         config.bleu_tokenize)[0],
+                         config.bleu_tokenize, show_progress)[0],
         state, manager, os.path.join(workdir, "best.keras"), os.path.join(workdir, "logs", "dev"),
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
@@ -315,18 +333,8 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     else:
         log("training already finished in this workdir; evaluating the best model")
     total_steps, train_seconds = int(model.optimizer.iterations.numpy()), float(state.train_seconds.numpy())
-
-    # The final evaluation uses the best model, with beam search.
-    best_path = os.path.join(workdir, "best.keras")
-    if os.path.isfile(best_path):
-        model.set_weights(keras.models.load_model(best_path, compile=False).get_weights())
-    scores, hypotheses = evaluate(translator, splits["dev"], config.final_beam_width, config.eval_batch_size,
-                                  config.bleu_tokenize)
-    log(f"dev ({len(splits['dev'])} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
-        f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
-    log(f"  {scores.bleu_signature}")
-    for (source, reference), hypothesis in list(zip(splits["dev"], hypotheses))[: config.num_samples]:
-        log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
+    training_end = time.monotonic()
+    scores = _final_evaluation(config, translator, splits["dev"], workdir, log, show_progress)
     # A dev sentence long enough for the plot to show reordering.
     example = next((pair for pair in splits["dev"] if len(pair[0]) >= 12), splits["dev"][0])
     attention_path = _plot(translator, example, workdir)
@@ -347,6 +355,10 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         "train_tokens_per_second": (total_steps * tokens_per_pass / batches / train_seconds) if train_seconds else None,
         "train_seconds": float(state.train_seconds.numpy()),
         "wall_time_seconds": None,
+        # What max_train_minutes bounds (start to end of training) and what comes after it.
+        "until_training_end_seconds": training_end - wall_start,
+        "final_evaluation_seconds": time.monotonic() - training_end,
+        "export_seconds": None,
         "train_steps": int(model.optimizer.iterations.numpy()),
         "epochs": int(state.epoch.numpy()),
         "resumed_from_step": initial_step,
@@ -355,9 +367,11 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         "attention_plot": attention_path,
         "export_path": None,
     }
+    export_start = time.monotonic()
     results["export_path"], export_error = (
         _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
     )
+    results["export_seconds"] = time.monotonic() - export_start if results["export_path"] else None
     if export_error:
         results["export_error"] = export_error
     results["wall_time_seconds"] = time.monotonic() - wall_start
