@@ -5,7 +5,6 @@ import time
 
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from zoo.metrics import Scores
