@@ -74,7 +74,8 @@ class Progress:
         else:
             text = f"{self.label}: {self.count:,}{unit}"
         rate = self.count / elapsed
-        text += f", {rate:,.1f}/s"
+        # Slow units (export steps) read better as seconds each than as 0.0/s.
+        text += f", {rate:,.1f}/s" if rate >= 1 or not self.count else f", {1 / rate:,.1f}s each"
         if self.total and rate > 0 and self.count < self.total:
             text += f", {(self.total - self.count) / rate:.0f}s left"
         return text

@@ -75,3 +75,10 @@ def test_updates_are_throttled():
         report.update(1)
     assert stream.getvalue().count("\r") == 1  # the first update only
     assert report.count == 100
+
+
+def test_slow_units_read_as_seconds_each():
+    report = Progress("export", total=6, unit="steps", stream=Terminal(), every_seconds=0)
+    report.start -= 40.0
+    report.count = 2
+    assert report.line(now=report.start + 40.0) == "export: 2/6 steps (33%), 20.0s each, 80s left"
