@@ -57,3 +57,13 @@ def test_all_problems_at_once_and_the_cross_field_floor():
         "batch_size=0 (expected >= 1)",
         "min_learning_rate=0.5 (expected <= learning_rate=0.001: the schedule never goes below it)",
     ]
+
+
+def test_the_model_fields_are_checked_together():
+    config = recipes.load_config("dates_bahdanau")
+    config.attention = "concat"  # bahdanau has its own additive score, no choice of score
+    problems = config_problems(config)
+    assert len(problems) == 1 and problems[0].startswith("model='bahdanau': ") and "attention" in problems[0]
+    config = recipes.load_config("dates_luong_general")
+    config.attention = "concat"
+    assert config_problems(config) == []

@@ -53,6 +53,12 @@ def _known_preset(name):
     return zoo.models.get_preset(name) is not None  # its ValueError names the valid presets
 
 
+def _check_model(config):
+    import zoo.models
+
+    zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))
+
+
 def _tokenizers():
     from zoo import data
 
@@ -130,6 +136,11 @@ def config_problems(config):
                 problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
         except ValueError as error:
             problems.append(f"{field}={config[field]!r}: {error}")
+    if "model" in config and not any(problem.startswith("model=") for problem in problems):
+        try:  # the model fields together: a choice the preset lacks, sizes that do not fit each other
+            _check_model(config)
+        except ValueError as error:
+            problems.append(f"model={config.model!r}: {error}")
     if {"min_learning_rate", "learning_rate"} <= set(config.keys()) and (
         config.min_learning_rate > config.learning_rate > 0
     ):
