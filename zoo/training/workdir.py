@@ -1,0 +1,41 @@
+"""The workdir of a training run: `config.json` checked for resume, files written atomically."""
+
+import json
+import os
+
+import zoo.models
+from zoo.data import datasets
+
+# Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
+# with other values cannot be resumed.
+MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
+VOCAB_FIELDS = (
+    "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
+    "vocab_min_count", "lowercase",
+)  # fmt: skip
+
+
+def check_config(config, workdir):
+    """Writes `config.json`, refusing a workdir trained with another model or vocabulary."""
+    path = os.path.join(workdir, "config.json")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        changed = [
+            f"{field}: {saved.get(field)!r} -> {config[field]!r}"
+            for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
+            if field in config and field in saved and saved[field] != config[field]
+        ]
+        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
+            raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
+                             "expected the same config to resume, or a new --workdir")
+    write_json(path, config.to_dict())
+
+
+def write_json(path, value):
+    """Writes JSON through a temporary file, so a kill never leaves half a file."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(temporary, path)
