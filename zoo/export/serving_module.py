@@ -167,13 +167,16 @@ class ServingModule(tf.Module):
         """
         source_ids = self._source_ids(source)  # (B, S)
         batch_size = tf.shape(source_ids)[0]
+        # An empty batch still answers (0, N) for the N its request asked for.
+        widest = tf.clip_by_value(tf.reduce_max(tf.reshape(beam_width, [-1])), 1, self.max_beam_width)
+        requested = tf.clip_by_value(tf.reduce_max(tf.reshape(num_hypotheses, [-1])), 1, widest)
         beam_width = tf.clip_by_value(per_example(beam_width, batch_size, "beam_width"), 1, self.max_beam_width)
         num_hypotheses = per_example(num_hypotheses, batch_size, "num_hypotheses")
         num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
         length_penalty = per_example(length_penalty, batch_size, "length_penalty")
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
         result = beam_search_per_example(
-            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty
+            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))
