@@ -18,7 +18,7 @@ non-finite `length_penalty` falls back to the export's default; `top_k` is clamp
 import tensorflow as tf
 
 from zoo import constants
-from zoo.decoding import Sampling, beam_search, decode, greedy_search, sequence_log_prob
+from zoo.decoding import Greedy, Sampling, decode, sequence_log_prob, strategy_for
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -130,27 +130,15 @@ class ServingModule(tf.Module):
     @serving_signature("serving_default")
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
-        source_ids = self._source_ids(source)
-        result = beam_search(
-            self.model,
-            source_ids,
-            beam_width=self.beam_width,
-            num_hypotheses=1,
-            length_penalty=self.length_penalty,
-            coverage_penalty=self.coverage_penalty,
-        )
+        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty)
+        result = decode(self.model, self._source_ids(source), strategy)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("greedy")
     def greedy(self, source):
         """Greedy search: `translation` (B,), `score` (B,) ranked like beam search."""
-        source_ids = self._source_ids(source)
-        result = greedy_search(
-            self.model,
-            source_ids,
-            length_penalty=self.length_penalty,
-            coverage_penalty=self.coverage_penalty,
-        )
+        strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty)
+        result = decode(self.model, self._source_ids(source), strategy)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("beam_search")
