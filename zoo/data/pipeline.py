@@ -45,10 +45,7 @@ def make_dataset(
     batch holds at most `batch_size` sentences, or with `batch_tokens` at most that many
     padded positions `B * max(S, T)` (the last batch of a bucket may be smaller). Pairs
     whose source or target has no token at all are left out. The number of real tokens of
-    a batch is `count_tokens(ids)` (non-pad positions). With `static_shapes`, every batch
-    of a bucket has the same size and is padded to the bucket's length, so an epoch holds
-    as many distinct shapes as there are buckets (`static_bucket_lengths`), and XLA
-    compiles once per bucket.
+    a batch is `count_tokens(ids)` (non-pad positions).
 
     Args:
       pairs: list of (source, target) str pairs, e.g. from `read_tsv` or `dates_splits`.
@@ -67,10 +64,8 @@ def make_dataset(
         (truncated targets still end with `</s>`).
       repeat: repeat forever (for `model.fit(..., steps_per_epoch=...)`).
       shuffle_buffer_size: None shuffles all pairs at once.
-      static_shapes: pad each batch to its bucket's length (`static_bucket_lengths`; the
-        bucket boundaries are then the padded lengths) and drop each bucket's partial
-        last batch (the reshuffle drops other pairs at the next epoch). Needs both
-        maximum lengths.
+      static_shapes: one shape per bucket, so XLA compiles once per bucket: see
+        `zoo.data.static_batching` (needs both maximum lengths).
 
     Returns:
       A `tf.data.Dataset`, prefetched.

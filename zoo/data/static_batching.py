@@ -1,4 +1,10 @@
-"""Static-shape batches: each length bucket padded to one length, so XLA compiles once per bucket."""
+"""Static-shape batches: each length bucket padded to one length, so XLA compiles once per bucket.
+
+`make_dataset(..., static_shapes=True)`: every batch of a bucket has the same number of
+rows and is padded to the bucket's length (the bucket boundaries are the padded lengths,
+`static_bucket_lengths`), and each bucket's partial last batch is dropped (the reshuffle
+drops other pairs at the next epoch). An epoch then holds one shape per bucket.
+"""
 
 import tensorflow as tf
 

@@ -10,10 +10,13 @@ A multi-worker strategy has to exist before TensorFlow runs its first op, so the
 resolves the strategy before it reads any data.
 """
 
+import hashlib
 import json
 import os
+import shutil
 import tempfile
 
+import keras
 import tensorflow as tf
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
@@ -94,15 +97,20 @@ def is_chief(strategy):
 
 
 def private_dir(workdir, strategy):
-    """Where this process writes: `workdir` for the chief, a fresh temporary directory for the others.
+    """Where this process writes: `workdir` for the chief, an emptied temporary directory for the others.
 
-    Every worker of a multi-worker strategy saves its checkpoints (the save takes part in
-    collective ops), but only the chief's may land in the workdir.
+    Every worker of a multi-worker strategy saves its checkpoints and best model (the save
+    takes part in collective ops), but only the chief's may land in the workdir. The
+    directory is named after the task and the workdir, so a rerun after a kill reuses it.
     """
     if is_chief(strategy):
         return workdir
     resolver = strategy.cluster_resolver
-    return tempfile.mkdtemp(prefix=f"zoo-{resolver.task_type}-{resolver.task_id}-")
+    digest = hashlib.sha1(os.path.abspath(workdir).encode("utf-8")).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"zoo-{resolver.task_type}-{resolver.task_id}-{digest}")
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
 
 
 def broadcast_from_chief(strategy, values):
@@ -119,6 +127,30 @@ def broadcast_from_chief(strategy, values):
     return [float(v) for v in rows[rows[:, 0] == 1.0][0, 1:]]
 
 
+def prepare_multi_worker_fit(model, batch):
+    """Lets Keras' `fit` (TensorFlow backend) train under MultiWorkerMirroredStrategy.
+
+    Keras' `fit` first averages one whole input batch over the workers with a nested
+    `Strategy.reduce`, and averages each step's scalar metrics over axis 0; the strategy
+    refuses both. Here what the first call builds is built from a local `batch`, `fit`
+    finds the strategy in its scope instead (call it inside `strategy.scope()`), and the
+    metrics get a leading axis of one, over which the workers' values are averaged.
+    """
+    model._symbolic_build(data_batch=batch)
+    model._distribute_strategy = None
+    train_step = model.train_step
+    model.train_step = lambda data: {name: keras.ops.reshape(value, (1,)) for name, value in train_step(data).items()}
+
+
+def strategy_name(strategy):
+    """The `STRATEGIES` name of a strategy object (`one_device` for the default strategy)."""
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return "multi_worker"
+    if isinstance(strategy, tf.distribute.TPUStrategy):
+        return "tpu"
+    return "mirrored" if isinstance(strategy, tf.distribute.MirroredStrategy) else "one_device"
+
+
 def accelerator(strategy):
     """`"tpu"`, `"gpu"` or `"cpu"`: what the strategy's replicas run on."""
     devices = " ".join(strategy.extended.worker_devices).upper()
@@ -131,6 +163,14 @@ def resolve_jit_compile(value, strategy):
     if text not in ("auto", "true", "false"):
         raise ValueError(f"jit_compile must be 'auto', 'true' or 'false', got {value!r}")
     return accelerator(strategy) != "cpu" if text == "auto" else text == "true"
+
+
+def resolve_static_shapes(value, jit_compile, replicas):
+    """`--config.static_shapes`: `auto` pads to bucket lengths when XLA compiles or several replicas share a batch."""
+    text = str(value).lower()
+    if text not in ("auto", "true", "false"):
+        raise ValueError(f"static_shapes must be 'auto', 'true' or 'false', got {value!r}")
+    return (jit_compile or replicas > 1) if text == "auto" else text == "true"
 
 
 def resolve_steps_per_execution(value, strategy, steps_per_epoch=None):

@@ -3,6 +3,8 @@
 import keras
 
 from zoo.constants import PAD_ID
+from zoo.training.loss import TokenCrossEntropy
+from zoo.training.optimizer import CrossReplicaAdam, CrossReplicaLossScaleOptimizer
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -43,7 +45,10 @@ class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 @keras.saving.register_keras_serializable(package="zoo")
 class MaskedAccuracy(keras.metrics.Mean):
-    """Share of non-pad target positions whose arg-max prediction is the reference token."""
+    """Share of non-pad target positions whose arg-max prediction is the reference token.
+
+    Its total and count are summed over replicas: the accuracy of the global batch.
+    """
 
     def __init__(self, name="accuracy", pad_id=PAD_ID, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -59,14 +64,26 @@ class MaskedAccuracy(keras.metrics.Mean):
         return dict(super().get_config(), pad_id=self.pad_id)
 
 
-def compile_model(model, config):
-    """Adam with gradient clipping and the config's schedule; masked cross-entropy and accuracy."""
+def compile_model(model, config, jit_compile=False, steps_per_execution=1):
+    """Adam with gradient clipping and the config's schedule; token cross-entropy and accuracy.
+
+    Call it under the strategy's scope. The loss and the clipping see the global batch
+    whatever the number of replicas (`TokenCrossEntropy`, `CrossReplicaAdam`); a
+    `mixed_float16` model gets dynamic loss scaling.
+
+    Args:
+      model: a built `zoo.models` model.
+      config: the recipe (`learning_rate`, `lr_schedule`, `warmup_steps`, `decay_steps`,
+        `decay_rate`, `min_learning_rate`, `clipnorm`).
+      jit_compile: compile each training step with XLA.
+      steps_per_execution: training steps per call from the host (many on a TPU).
+    """
     schedule = WarmupSchedule(config.learning_rate, config.lr_schedule, config.warmup_steps,
                               config.decay_steps, config.decay_rate, config.min_learning_rate)
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, clipnorm=config.clipnorm or None),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD_ID),
-        metrics=[MaskedAccuracy()],
-    )
+    optimizer = CrossReplicaAdam(schedule, clipnorm=config.clipnorm or None)
+    if model.dtype_policy.name == "mixed_float16":
+        optimizer = CrossReplicaLossScaleOptimizer(optimizer)
+    model.compile(optimizer=optimizer, loss=TokenCrossEntropy(), metrics=[MaskedAccuracy()],
+                  jit_compile=jit_compile, steps_per_execution=steps_per_execution)
     model.optimizer.build(model.trainable_variables)  # its slots must exist before a restore
     return model

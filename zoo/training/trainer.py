@@ -12,92 +12,23 @@ index file is replaced atomically, so killing the process at any moment and runn
 same command again continues after the last completed epoch.
 """
 
+import dataclasses
 import os
+import shutil
 import time
-import warnings
 
 import keras
-import tensorflow as tf
 
 import zoo.models
-from zoo import data, metrics
-from zoo.data import datasets
-from zoo.data.pipeline import make_dataset
+from zoo import metrics
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
-from zoo.training import plotting
-from zoo.training.optimization import compile_model
+from zoo.training import distribute, plotting
+from zoo.training.inputs import build_model, build_tokenizers, load_data, make_train_dataset  # noqa: F401
+from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training's names)
+from zoo.training.placement import fit, place, prepare
 from zoo.training.precision import resolve_precision
 from zoo.training.workdir import check_config, write_json
-
-# -- data -----------------------------------------------------------------------------------
-
-
-def load_data(config):
-    """The training and dev pairs of the recipe's dataset: `{"train": [(src, tgt), ...], "dev": [...]}`.
-
-    See `zoo.data.datasets` (a training file always means dataset `tsv`).
-
-    Raises:
-      DataError: an unknown dataset, missing or malformed files, an empty split.
-    """
-    return datasets.load(config)
-
-
-def build_tokenizers(config, train_pairs, vocab_dir):
-    """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
-
-    Returns:
-      `(source_tokenizer, target_tokenizer)`.
-    """
-    tokenizers = []
-    for side, kind, size, column in (
-        ("source", config.source_tokenizer, config.source_vocab_size, 0),
-        ("target", config.target_tokenizer, config.target_vocab_size, 1),
-    ):
-        path = os.path.join(vocab_dir, side)
-        if os.path.isfile(os.path.join(path, "tokenizer.json")):  # written last by `save`
-            tokenizer = data.load_tokenizer(path)
-        else:
-            if kind not in data.tokenizer_types():
-                raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
-            tokenizer = data.build_tokenizer(
-                kind, [pair[column] for pair in train_pairs], max_size=size or None,
-                min_count=config.vocab_min_count, lowercase=config.lowercase,
-            )
-            tokenizer.save(path)
-        tokenizers.append(tokenizer)
-    return tuple(tokenizers)
-
-
-def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed):
-    """The training batches `((source_ids, target_in_ids), target_out_ids)`; see `make_dataset`."""
-    return make_dataset(
-        pairs, source_tokenizer, target_tokenizer, config.batch_size,
-        max_source_length=config.max_source_length or None,
-        max_target_length=config.max_target_length or None,
-        shuffle=True, seed=seed, drop_long=config.drop_long,
-    )
-
-
-def count_batches(dataset):
-    """`(batches, real tokens)` of one pass over a dataset; real = non-pad source + target tokens."""
-    batches, tokens = 0, 0
-    for (source_ids, _), target_out_ids in dataset:
-        batches += 1
-        tokens += int(tf.math.count_nonzero(source_ids)) + int(tf.math.count_nonzero(target_out_ids))
-    return batches, tokens
-
-
-# -- model and optimization -----------------------------------------------------------------
-
-
-def build_model(config, source_vocab_size, target_vocab_size):
-    """The preset `config.model` with the config's sizes (those the preset takes)."""
-    overrides = zoo.models.recipe_overrides(config.model, config)
-    dtype = resolve_precision(config.precision)
-    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
-
 
 # -- the workdir ----------------------------------------------------------------------------
 
@@ -106,6 +37,11 @@ def validate_config(config):
     """Fails early, before any data is read, on values that cannot work."""
     zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))  # names the valid values
     resolve_precision(config.precision)  # names the valid policies
+    if config.strategy not in distribute.STRATEGIES:
+        raise ValueError(f"unknown strategy {config.strategy!r}; expected one of {list(distribute.STRATEGIES)}")
+    for field in ("jit_compile", "static_shapes"):
+        if str(config[field]).lower() not in ("auto", "true", "false"):
+            raise ValueError(f"{field} must be 'auto', 'true' or 'false', got {config[field]!r}")
     if config.bleu_tokenize not in metrics.BLEU_TOKENIZERS:
         raise ValueError(f"unknown bleu_tokenize {config.bleu_tokenize!r}; expected one of {list(metrics.BLEU_TOKENIZERS)}")
     for field in ("batch_size", "num_epochs"):
@@ -133,34 +69,37 @@ def _plot(translator, pair, workdir):
                                    title=f"{pair[0]} -> {hypothesis}")
 
 
-def _callbacks(config, workdir, translator, dev_pairs, state, manager, deadline, log):
+def _callbacks(config, placement, translator, dev_pairs, state, manager, deadline, log):
     """The dev evaluation, the step/time limits, TensorBoard and periodic checkpoints of `fit`."""
     eval_pairs = dev_pairs[: config.max_eval_sentences or None]
+
+    def dev_scores():  # decoded by the chief; every worker gets its numbers
+        scores = None
+        if placement.chief:
+            scores = evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
+                              config.bleu_tokenize)[0]
+        if placement.share is None:
+            return scores
+        bleu, chrf, exact_match = placement.share([scores.bleu, scores.chrf, scores.exact_match] if scores else [0] * 3)
+        if scores is None:
+            return metrics.Scores(bleu, chrf, exact_match, "", "", len(eval_pairs))
+        return dataclasses.replace(scores, bleu=bleu, chrf=chrf, exact_match=exact_match)
+
     dev_eval = zoo_callbacks.DevEvaluation(
-        lambda: evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
-                         config.bleu_tokenize)[0],
-        state, manager, os.path.join(workdir, "best.keras"), os.path.join(workdir, "logs", "dev"),
+        # Every worker saves (Keras' save creates variables, a collective op); the chief's lands in the workdir.
+        dev_scores, state, manager, os.path.join(placement.own_dir, "best.keras"),
+        os.path.join(placement.own_dir, "logs", "dev"),
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
         print_fn=(lambda line: log("\n" + line)) if config.verbose == 1 else log,  # after the progress bar
     )
-    limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state)
-    callbacks = [limits, dev_eval, keras.callbacks.TensorBoard(os.path.join(workdir, "logs"), update_freq=50)]
+    limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state, share=placement.share)
+    logs = os.path.join(placement.own_dir, "logs")
+    callbacks = [limits, dev_eval, keras.callbacks.TensorBoard(logs, update_freq=50)]
     if config.checkpoint_every_steps:
         callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
 
     return dev_eval, limits, callbacks
-
-
-def _restore(config, workdir, model):
-    """The training state and its checkpoint manager, restored from the newest checkpoint if any."""
-    state = zoo_callbacks.TrainingState()
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(workdir, "checkpoints"),
-                                         max_to_keep=config.checkpoints_to_keep)
-    if manager.latest_checkpoint:
-        checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-    return state, manager
 
 
 def _final_evaluation(config, workdir, model, translator, dev_pairs, log):
@@ -180,7 +119,7 @@ def _final_evaluation(config, workdir, model, translator, dev_pairs, log):
     return scores, _plot(translator, example, workdir)
 
 
-def _results(config, model, state, scores, dev_eval, attention_path, initial_step, tokens_per_batch):
+def _results(config, strategy, model, state, scores, dev_eval, attention_path, initial_step, tokens_per_batch):
     """The fields of `results.json` known once the final evaluation is done."""
     total_steps, train_seconds = int(model.optimizer.iterations.numpy()), float(state.train_seconds.numpy())
     results = {
@@ -194,6 +133,9 @@ def _results(config, model, state, scores, dev_eval, attention_path, initial_ste
         "dev_sentences": scores.sentences,
         "beam_width": config.final_beam_width,
         "params": int(model.count_params()),
+        "strategy": distribute.strategy_name(strategy),
+        "replicas": strategy.num_replicas_in_sync,
+        "precision": model.dtype_policy.name,
         # Mean real tokens per batch of a full pass times the steps, over the training time
         # (dev evaluations excluded) of all runs of this workdir.
         "train_tokens_per_second": (total_steps * tokens_per_batch / train_seconds) if train_seconds else None,
@@ -222,8 +164,13 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         `export_path` of the results, a failure is logged and kept as `export_error`.
         None: no export.
 
+    Under `config.strategy` (docs/scaling.md) the global batch is split across the
+    replicas, and every worker of a cluster runs this same function; only the chief
+    writes the workdir, decodes the dev set and exports.
+
     Returns:
-      The results dict written to `workdir/results.json`.
+      The results dict written to `workdir/results.json` (the chief's; another worker
+      returns its step count only).
 
     Raises:
       zoo.data.DataError / ValueError: bad data or config (the message says which).
@@ -232,50 +179,44 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     wall_start = time.monotonic()
     deadline = wall_start + 60 * config.max_train_minutes if config.max_train_minutes else None
     validate_config(config)
+    placement = place(config, workdir)  # before TensorFlow runs any op
     splits = load_data(config)
-    os.makedirs(workdir, exist_ok=True)
-    check_config(config, workdir)
+    if placement.chief:
+        os.makedirs(workdir, exist_ok=True)
+    check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
-    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], os.path.join(workdir, "vocab"))
-
-    model = compile_model(build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config)
-    state, manager = _restore(config, workdir, model)
+    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, "vocab"))
+    run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
+    model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())
-
-    # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
-    dataset = make_train_dataset(config, splits["train"], source_tokenizer, target_tokenizer,
-                                 seed=config.seed * 100003 + initial_epoch)
-    batches, tokens_per_pass = count_batches(dataset)  # also fills the dataset's token cache
-    log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters")
-    log(f"  data: {len(splits['train']):,} training pairs ({batches} batches of <= {config.batch_size}), "
-        f"{len(splits['dev']):,} dev pairs; vocab {source_tokenizer.vocab_size} source / "
-        f"{target_tokenizer.vocab_size} target tokens")
-    if manager.latest_checkpoint:
-        log(f"  resuming from {manager.latest_checkpoint}: epoch {initial_epoch}, step {initial_step}, "
+    log(f"  {len(splits['dev']):,} dev pairs")
+    if run.latest:
+        log(f"  resuming from {run.latest}: epoch {initial_epoch}, step {initial_step}, "
             f"best dev BLEU {float(state.best_bleu.numpy()):.2f}")
 
-    translator = KerasTranslator(model, source_tokenizer, target_tokenizer, config.max_source_length or None,
+    translator = KerasTranslator(model, *tokenizers, config.max_source_length or None,
                                  (config.max_target_length + 1) if config.max_target_length else None,
                                  config.length_penalty)
-    dev_eval, limits, callbacks = _callbacks(config, workdir, translator, splits["dev"], state, manager, deadline, log)
+    dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
+                                             deadline, log)
     dev_eval.set_model(model)
     dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
             or (config.train_steps and initial_step >= config.train_steps))
     if not done:
-        with warnings.catch_warnings():  # Keras warns that fit's shuffle does not apply to a tf.data input
-            warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
-            model.fit(dataset.repeat(), epochs=config.num_epochs, initial_epoch=initial_epoch,
-                      steps_per_epoch=config.steps_per_epoch or batches, callbacks=callbacks, verbose=config.verbose)
+        fit(config, placement, run, callbacks)
         for reason in (limits.stop_reason, dev_eval.stop_reason):
             if reason:
                 log(f"stopped: {reason}")
     else:
         log("training already finished in this workdir; evaluating the best model")
+    if not placement.chief:  # the chief decodes, exports and reports
+        shutil.rmtree(placement.own_dir, ignore_errors=True)
+        return {"train_steps": int(model.optimizer.iterations.numpy()), "chief": False}
 
     scores, attention_path = _final_evaluation(config, workdir, model, translator, splits["dev"], log)
-    results = _results(config, model, state, scores, dev_eval, attention_path, initial_step,
-                       tokens_per_pass / batches)
+    results = _results(config, placement.strategy, model, state, scores, dev_eval, attention_path, initial_step,
+                       run.tokens_per_batch)
     results["export_path"], export_error = (
         _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
     )

@@ -15,8 +15,8 @@ VOCAB_FIELDS = (
 )  # fmt: skip
 
 
-def check_config(config, workdir):
-    """Writes `config.json`, refusing a workdir trained with another model or vocabulary."""
+def check_config(config, workdir, write=True):
+    """Writes `config.json` (with `write`), refusing a workdir trained with another model or vocabulary."""
     path = os.path.join(workdir, "config.json")
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
@@ -29,7 +29,8 @@ def check_config(config, workdir):
         if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
-    write_json(path, config.to_dict())
+    if write:
+        write_json(path, config.to_dict())
 
 
 def write_json(path, value):
