@@ -44,6 +44,8 @@ def test_bad_names_and_a_missing_cluster_are_refused(monkeypatch):
 def test_one_device_on_a_cpu_machine_is_the_chief_and_compiles_nothing(tmp_path):
     strategy = distribute.resolve_strategy("one_device")
     assert strategy.num_replicas_in_sync == 1 and distribute.accelerator(strategy) == "cpu"
+    assert distribute.strategy_name(strategy) == "one_device"
+    assert distribute.strategy_name(distribute.resolve_strategy("mirrored")) == "mirrored"
     assert distribute.is_chief(strategy) and not distribute.is_multi_worker(strategy)
     assert distribute.private_dir(str(tmp_path), strategy) == str(tmp_path)
     assert distribute.broadcast_from_chief(strategy, [1.5, 2]) == [1.5, 2.0]
