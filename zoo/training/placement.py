@@ -56,8 +56,9 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     """The model under the strategy's scope, restored from the workdir's newest checkpoint, and its data."""
     strategy, replicas = placement.strategy, placement.strategy.num_replicas_in_sync
     sizes = [tokenizer.vocab_size for tokenizer in tokenizers]
-    if placement.share is not None and placement.share(sizes) != sizes:
-        raise ValueError(f"this worker built vocabularies of {sizes} tokens, the chief {placement.share(sizes)}; "
+    chief_sizes = sizes if placement.share is None else [int(size) for size in placement.share(sizes)]
+    if chief_sizes != sizes:
+        raise ValueError(f"this worker built vocabularies of {sizes} tokens, the chief {chief_sizes}; "
                          "expected every worker to read the same training data")
     jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy)
     static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, replicas)
