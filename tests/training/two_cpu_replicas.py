@@ -1,8 +1,9 @@
 """Run as a script: 20 training steps on one CPU device, then on two logical CPU replicas.
 
 Prints JSON: the replica counts, both loss trajectories, and the largest difference of
-any weight after the 20 steps. The logical devices must exist before TensorFlow starts,
-hence a process of its own.
+any weight after the 20 steps. With `--resume WORKDIR` instead: `zoo-train`'s loop for one
+epoch on one device, then resumed for a second on two replicas; prints both results. The
+logical devices must exist before TensorFlow starts, hence a process of its own.
 """
 
 import json
@@ -39,6 +40,20 @@ def train(strategy, config, pairs, tokenizers):
     return history.history["loss"], model.get_weights()
 
 
+def resume(workdir):
+    from zoo.training import train_and_evaluate
+
+    config = load_config("dates_bahdanau")
+    config.update(dict(dates_train_size=300, dates_dev_size=8, embedding_dim=16, encoder_units=16, decoder_units=32,
+                       attention_units=16, output_units=16, batch_size=32, final_beam_width=1, num_samples=1,
+                       verbose=0, export=False, strategy="one_device", num_epochs=1))
+    first = train_and_evaluate(config, workdir, print_fn=lambda line: None)
+    config.update(strategy="mirrored", num_epochs=2)
+    second = train_and_evaluate(config, workdir, print_fn=lambda line: None)
+    keys = ("strategy", "replicas", "train_steps", "resumed_from_step", "epochs")
+    print(json.dumps([{key: run[key] for key in keys} for run in (first, second)]))
+
+
 def main():
     config = load_config("dates_bahdanau")
     config.update(dict(embedding_dim=16, encoder_units=16, decoder_units=32, attention_units=16, output_units=16,
@@ -62,4 +77,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--resume"]:
+        resume(sys.argv[2])
+    else:
+        main()
