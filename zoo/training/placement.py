@@ -97,7 +97,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
 def fit(config, placement, run, callbacks):
     """`model.fit` from the restored epoch, under the strategy's scope."""
     if distribute.is_multi_worker(placement.strategy):
-        distribute.prepare_multi_workerfit(run.model, next(iter(run.dataset)))
+        distribute.prepare_multi_worker_fit(run.model, next(iter(run.dataset)))
     with warnings.catch_warnings(), placement.strategy.scope():  # fit's shuffle does not apply to a tf.data input
         warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
         run.model.fit(distribute.shard_by_data(run.dataset), epochs=config.num_epochs,
