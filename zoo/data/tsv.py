@@ -138,16 +138,24 @@ def split_line(line, multi_reference=False):
     return fields, None
 
 
-def _read_bytes(path):
+def open_tsv(path):
+    """Opens a TSV file for binary reading; `DataError` naming the file if it cannot be."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return open(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, expected a TSV file") from None
     except OSError as error:
         raise DataError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _read_bytes(path):
+    with open_tsv(path) as f:
+        try:
+            return f.read()
+        except OSError as error:
+            raise DataError(f"{path}: cannot read: {error.strerror}") from None
 
 
 def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_bad_fraction):

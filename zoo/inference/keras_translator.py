@@ -54,22 +54,20 @@ class KerasTranslator:
         beam_width = int(beam_width)
         if beam_width < 1:
             raise ValueError(f"beam_width must be >= 1, received {beam_width}")
-        search = search or (GREEDY if beam_width == 1 else BEAM_SEARCH)
-        if search not in (GREEDY, BEAM_SEARCH):
+        if search not in (None, GREEDY, BEAM_SEARCH):
             raise ValueError(f"search must be {GREEDY!r} or {BEAM_SEARCH!r}, received {search!r}")
-        key = (search, beam_width if search == BEAM_SEARCH else 1)
+        penalties = {"length_penalty": self.length_penalty, "coverage_penalty": self.coverage_penalty}
+        if search == BEAM_SEARCH:  # beam search even at width 1, as the export's `beam_search` signature does
+            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, **penalties)
+        else:
+            strategy = decoding.strategy_for(1 if search == GREEDY else beam_width, **penalties)
+        key = (type(strategy).__name__, beam_width if isinstance(strategy, decoding.BeamSearch) else 1)
         if key not in self._searches:
             max_length = self.max_target_length
 
             @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
             def run(source_ids):  # (B, S)
-                if search == GREEDY:
-                    return decoding.greedy_search(self.model, source_ids, max_length=max_length)
-                return decoding.beam_search(
-                    self.model, source_ids, beam_width=beam_width, num_hypotheses=1,
-                    length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty,
-                    max_length=max_length,
-                )
+                return decoding.decode(self.model, source_ids, strategy, max_length=max_length)
 
             self._searches[key] = run
         return self._searches[key]

@@ -83,6 +83,12 @@ def _date_languages():
     return date_languages()
 
 
+def _strategies():
+    from zoo.training.distribute import STRATEGIES
+
+    return STRATEGIES
+
+
 def _vocab_size():
     from zoo.constants import FIRST_REGULAR_ID
 
@@ -110,6 +116,10 @@ RULES = {
     "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
+    # where it trains (docs/scaling.md)
+    "strategy": one_of(_strategies), "steps_per_execution": COUNT,
+    "jit_compile": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
+    "static_shapes": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
     # optimization
     "batch_size": POSITIVE, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
     "max_train_minutes": at_least(0.0), "learning_rate": above(0.0),
