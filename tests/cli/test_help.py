@@ -75,5 +75,5 @@ def test_helpfull_adds_the_shared_flags_and_the_recipe_fields():
         assert "--verbosity" in out and "--flagfile" in out, name
     train = results["zoo-train"][1]
     # Every field of the default recipe, with its value and the comment of recipes/configs/base.py.
-    assert re.search(r"^  --config\.batch_size=128 +sentences per batch \(length-bucketed\)$", train, re.M), train
+    assert re.search(r"^  --config\.batch_size=128 +sentences per batch \(length-bucketed\), split across the replicas$", train, re.M), train
     assert re.search(r"^  --config\.final_beam_width=3 +beam width of the final dev evaluation", train, re.M), train

@@ -146,7 +146,7 @@ def config_problems(config):
                 problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
         except ValueError as error:
             problems.append(f"{field}={config[field]!r}: {error}")
-    if "model" in config and not any(problem.startswith("model=") for problem in problems):
+    if "model" in config and not problems:  # a field-level problem would only resurface in the model's words
         try:  # the model fields together: a choice the preset lacks, sizes that do not fit each other
             _check_model(config)
         except ValueError as error:
