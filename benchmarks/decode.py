@@ -79,17 +79,14 @@ class PeakMemory:
         self.growth_mib = (self.peak - self.start) / 2**20
 
 
-def main(argv):
+def load_model(batch_sizes):
+    """`(model, sources, max_length, setting)`: a trained workdir or a reference-size random model."""
     import numpy as np
     import tensorflow as tf
 
     import zoo.models
     from zoo.data.vocabulary import EOS_ID
-    from zoo.decoding import BeamSearch, Greedy, Sampling, decode
 
-    rng = np.random.default_rng(0)
-    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
-    max_length = None
     if FLAGS.workdir:
         from zoo.models.workdir import load_workdir
 
@@ -101,17 +98,63 @@ def main(argv):
         sources = source_tokenizer.encode(tf.constant(texts)).to_tensor().numpy().astype(np.int32)
         setting = {"model": FLAGS.workdir, "weights": "trained", "sentences_from": FLAGS.tsv,
                    "end_token": "enabled: each sentence stops when its search does"}
-    else:
-        base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
-        model = EndlessModel(base, EOS_ID)
-        sources = rng.integers(4, FLAGS.vocab_size, size=(max(max(batch_sizes), FLAGS.sentences),
-                                                          FLAGS.source_length)).astype(np.int32)
-        max_length = FLAGS.max_length
-        setting = {"model": f"{FLAGS.preset} (random weights, reference size)", "weights": "random",
-                   "vocab_size": FLAGS.vocab_size, "source_length": FLAGS.source_length,
-                   "end_token": f"disabled: every hypothesis runs max_length={max_length} steps"}
-        model.count_params = base.count_params
+        return model, sources, None, setting
+    base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
+    model = EndlessModel(base, EOS_ID)
+    model.count_params = base.count_params
+    rng = np.random.default_rng(0)
+    sources = rng.integers(4, FLAGS.vocab_size, size=(max(max(batch_sizes), FLAGS.sentences),
+                                                      FLAGS.source_length)).astype(np.int32)
+    setting = {"model": f"{FLAGS.preset} (random weights, reference size)", "weights": "random",
+               "vocab_size": FLAGS.vocab_size, "source_length": FLAGS.source_length,
+               "end_token": f"disabled: every hypothesis runs max_length={FLAGS.max_length} steps"}
+    return model, sources, FLAGS.max_length, setting
 
+
+def time_search(run, batches):
+    """Times `run` over `batches` (best of --repeats): a dict of the measured figures."""
+    import numpy as np
+
+    started = time.perf_counter()
+    run(batches[0]).ids.numpy()  # traces / compiles
+    warmup = time.perf_counter() - started
+    seconds, cpu_seconds = [], []
+    with PeakMemory() as memory:
+        for _ in range(FLAGS.repeats):
+            started, cpu_started = time.perf_counter(), time.process_time()
+            lengths = [run(b).lengths.numpy() for b in batches]
+            seconds.append(time.perf_counter() - started)
+            cpu_seconds.append(time.process_time() - cpu_started)
+    count = sum(len(b) for b in batches)
+    seconds, cpu_seconds = min(seconds), min(cpu_seconds)
+    return {
+        "sentences": count, "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
+        "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
+        "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
+        "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(memory.growth_mib, 1),
+    }
+
+
+def add_ratios(results):
+    """Each row's cost against greedy's in the same mode and batch size; the batch-64 beam-5 summary."""
+    for row in results:
+        greedy = next(r for r in results if r["search"] == "greedy" and r["mode"] == row["mode"]
+                      and r["batch_size"] == row["batch_size"])
+        row["cost_vs_greedy"] = round(greedy["sentences_per_second"] / row["sentences_per_second"], 2)
+        row["cpu_cost_vs_greedy"] = round(row["cpu_seconds_per_sentence"] / greedy["cpu_seconds_per_sentence"], 2)
+    return {
+        f"beam5_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"]}
+        for r in results if r["search"] == "beam5" and r["batch_size"] == 64
+    }
+
+
+def main(argv):
+    import tensorflow as tf
+
+    from zoo.decoding import BeamSearch, Greedy, Sampling, decode
+
+    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
+    model, sources, max_length, setting = load_model(batch_sizes)
     searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
     sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
     if FLAGS.sampling:
@@ -133,8 +176,7 @@ def main(argv):
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = max(batch_size, count // batch_size * batch_size)
-            batches = [sources[i:i + batch_size] for i in range(0, count, batch_size)]
-            batches = [tf.constant(trimmed(b)) for b in batches]
+            batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
             for name, width in searches.items():
                 if mode == "eager":
                     run = lambda s, w=width: search(s, w)  # noqa: E731
@@ -142,35 +184,10 @@ def main(argv):
                     run = graph_single[width] if not isinstance(width, int) else (lambda s, w=width: graph(s, w))
                 else:
                     run = tf.function(lambda s, w=width: search(s, w), jit_compile=True)
-                started = time.perf_counter()
-                run(batches[0]).ids.numpy()  # traces / compiles
-                warmup = time.perf_counter() - started
-                seconds, cpu_seconds = [], []
-                with PeakMemory() as memory:
-                    for _ in range(FLAGS.repeats):
-                        started, cpu_started = time.perf_counter(), time.process_time()
-                        lengths = [run(b).lengths.numpy() for b in batches]
-                        seconds.append(time.perf_counter() - started)
-                        cpu_seconds.append(time.process_time() - cpu_started)
-                seconds, cpu_seconds = min(seconds), min(cpu_seconds)
-                results.append({
-                    "mode": mode, "search": name, "batch_size": batch_size, "sentences": count,
-                    "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
-                    "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
-                    "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
-                    "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(memory.growth_mib, 1),
-                })
+                results.append({"mode": mode, "search": name, "batch_size": batch_size, **time_search(run, batches)})
                 print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
-    for row in results:
-        greedy = next(r for r in results if r["search"] == "greedy" and r["mode"] == row["mode"]
-                      and r["batch_size"] == row["batch_size"])
-        row["cost_vs_greedy"] = round(greedy["sentences_per_second"] / row["sentences_per_second"], 2)
-        row["cpu_cost_vs_greedy"] = round(row["cpu_seconds_per_sentence"] / greedy["cpu_seconds_per_sentence"], 2)
-    summary = {
-        f"beam5_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"]}
-        for r in results if r["search"] == "beam5" and r["batch_size"] == 64
-    }
+    summary = add_ratios(results)
     print(json.dumps({
         **setting, "params": int(model.count_params()), "length_penalty": FLAGS.length_penalty,
         "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],

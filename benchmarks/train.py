@@ -1,10 +1,15 @@
-"""Training speed of a recipe on a parallel corpus: real tokens per second, as JSON.
+"""Training speed per strategy, precision and XLA setting: real tokens per second, as JSON.
 
-    python benchmarks/train.py --recipe text --train_tsv /tmp/debian_fr/train.tsv --steps 200
+    python benchmarks/train.py --recipe dates_bahdanau --strategy one_device,mirrored --cpu_replicas 2 \
+        --precision float32 --jit_compile false --output benchmarks/results/train_dates_cpu.json
+    python benchmarks/train.py --recipe text --train_tsv train.tsv --strategy auto --precision auto,float32 \
+        --jit_compile true,false --output benchmarks/results/train_text_gpu.json
 
-Builds the recipe's tokenizers and model, runs `--warmup_steps` steps (graph tracing is
-not training speed), then times `--steps` steps of `model.fit` and counts the real
-(non-pad) source and target tokens of exactly the batches it trained on.
+For each combination it builds the recipe's model under the strategy's scope, runs
+`--warmup_steps` steps (tracing; with XLA, one compilation per batch shape met), then
+times `--steps` steps of `model.fit` and counts the real (non-pad) source and target
+tokens of exactly the batches it trained on. The JSON also gives the number of distinct
+batch shapes of one epoch: XLA compiles the training step once per shape.
 """
 
 import json
@@ -17,58 +22,93 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from recipes import load_config  # noqa: E402
-
 FLAGS = flags.FLAGS
 flags.DEFINE_string("recipe", "text", "recipe name or .py config")
 flags.DEFINE_string("train_tsv", None, "training pairs (default: the recipe's data)")
 flags.DEFINE_string("model", None, "preset overriding the recipe's")
-flags.DEFINE_integer("batch_size", None, "sentences per batch (default: the recipe's)")
+flags.DEFINE_integer("batch_size", None, "global sentences per batch (default: the recipe's)")
 flags.DEFINE_integer("steps", 100, "timed training steps")
-flags.DEFINE_integer("warmup_steps", 5, "untimed steps first (tracing)")
-flags.DEFINE_list("precision", ["float32", "mixed_bfloat16"], "compute policies timed one after the other")
+flags.DEFINE_integer("warmup_steps", 5, "untimed steps first (tracing, XLA compilations)")
+flags.DEFINE_list("strategy", ["one_device"], "strategies timed one after the other (docs/scaling.md)")
+flags.DEFINE_list("precision", ["float32"], "compute policies: float32, mixed_bfloat16, mixed_float16, auto")
+flags.DEFINE_list("jit_compile", ["false"], "XLA settings: true, false, auto")
+flags.DEFINE_string("static_shapes", "auto", "auto (with XLA or several replicas), true or false")
+flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices (mirrored on a CPU)")
+flags.DEFINE_string("output", None, "also write the JSON to this file")
+
+
+def _batches(trainer, config, pairs, tokenizers, static_shapes):
+    """The warmup and timed batches, the timed real tokens and the distinct shapes of an epoch."""
+    import tensorflow as tf
+
+    dataset = trainer.make_train_dataset(config, pairs, *tokenizers, seed=0, static_shapes=static_shapes)
+    shapes = {tuple(tuple(t.shape) for t in tf.nest.flatten(batch)) for batch in dataset}
+    batches = list(dataset.repeat().take(FLAGS.warmup_steps + FLAGS.steps))
+    timed = batches[FLAGS.warmup_steps :]
+    tokens = sum(int(tf.math.count_nonzero(x)) + int(tf.math.count_nonzero(y)) for (x, _), y in timed)
+    return dataset.element_spec, batches, tokens, len(shapes)
+
+
+def _time(trainer, strategy, config, tokenizers, spec, batches, jit_compile):
+    """Seconds of the warmup and of the timed steps, and the last loss, under `strategy`."""
+    import tensorflow as tf
+
+    with strategy.scope():
+        model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+        trainer.compile_model(model, config, jit_compile=jit_compile)
+    warmup, timed = batches[: FLAGS.warmup_steps], batches[FLAGS.warmup_steps :]
+    started = time.perf_counter()
+    model.fit(tf.data.Dataset.from_generator(lambda: iter(warmup), output_signature=spec), verbose=0)
+    compiled = time.perf_counter()
+    history = model.fit(tf.data.Dataset.from_generator(lambda: iter(timed), output_signature=spec), verbose=0)
+    finished = time.perf_counter()
+    return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
+                warmup_seconds=compiled - started, seconds=finished - compiled,
+                loss=float(history.history["loss"][-1]), params=int(model.count_params()))
 
 
 def main(argv):
     import tensorflow as tf
 
-    from zoo.training import trainer
+    if FLAGS.cpu_replicas:
+        tf.config.set_logical_device_configuration(
+            tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * FLAGS.cpu_replicas
+        )
+    from recipes import load_config
+    from zoo.training import distribute, trainer
 
     config = load_config(FLAGS.recipe)
     if FLAGS.train_tsv:
         config.train_tsv, config.dataset = FLAGS.train_tsv, "tsv"
-    if FLAGS.model:
-        config.model = FLAGS.model
-    if FLAGS.batch_size:
-        config.batch_size = FLAGS.batch_size
+    config.model = FLAGS.model or config.model
+    config.batch_size = FLAGS.batch_size or config.batch_size
     pairs = trainer.load_data(config)["train"]
-    source_tokenizer, target_tokenizer = trainer.build_tokenizers(config, pairs, tempfile.mkdtemp())
-    dataset = trainer.make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed=0).repeat()
-    warmup = list(dataset.take(FLAGS.warmup_steps))
-    timed = list(dataset.skip(FLAGS.warmup_steps).take(FLAGS.steps))  # the exact batches trained on below
-    tokens = sum(int(tf.math.count_nonzero(x)) + int(tf.math.count_nonzero(y)) for (x, _), y in timed)
-    spec = dataset.element_spec
-    results = {}
-    for precision in FLAGS.precision:
-        config.precision = precision
-        model = trainer.compile_model(
-            trainer.build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config
-        )
-        model.fit(tf.data.Dataset.from_generator(lambda: iter(warmup), output_signature=spec), verbose=0)
-        started = time.perf_counter()
-        history = model.fit(tf.data.Dataset.from_generator(lambda: iter(timed), output_signature=spec), verbose=0)
-        seconds = time.perf_counter() - started
-        results[precision] = {
-            "seconds": seconds, "steps_per_second": FLAGS.steps / seconds,
-            "train_tokens_per_second": tokens / seconds, "loss": float(history.history["loss"][-1]),
-        }
-    print(json.dumps({
-        "recipe": config.recipe, "preset": config.model, "params": int(model.count_params()),
-        "batch_size": config.batch_size, "steps": FLAGS.steps, "tokens_per_step": tokens / FLAGS.steps,
-        "train_pairs": len(pairs), "device": tf.config.list_logical_devices()[-1].device_type,
-        "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "precision": results,
-        "speedup_of_last_over_first": results[FLAGS.precision[0]]["seconds"] / seconds,
-    }, indent=1))
+    tokenizers = trainer.build_tokenizers(config, pairs, tempfile.mkdtemp())
+    runs = []
+    for strategy_name in FLAGS.strategy:
+        for jit_text in FLAGS.jit_compile:
+            strategy = distribute.resolve_strategy(strategy_name)
+            jit_compile = distribute.resolve_jit_compile(jit_text, strategy)
+            static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy.num_replicas_in_sync)
+            spec, batches, tokens, shapes = _batches(trainer, config, pairs, tokenizers, static)
+            for precision in FLAGS.precision:
+                config.precision = precision
+                run = _time(trainer, strategy, config, tokenizers, spec, batches, jit_compile)
+                runs.append(dict(run, strategy=distribute.strategy_name(strategy), jit_compile=jit_compile,
+                                 static_shapes=static, distinct_batch_shapes_per_epoch=shapes,
+                                 steps_per_second=FLAGS.steps / run["seconds"],
+                                 train_tokens_per_second=tokens / run["seconds"], tokens_per_step=tokens / FLAGS.steps))
+                print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    report = json.dumps({
+        "recipe": config.recipe, "preset": config.model, "batch_size": config.batch_size, "steps": FLAGS.steps,
+        "warmup_steps": FLAGS.warmup_steps, "train_pairs": len(pairs),
+        "devices": sorted({d.device_type for d in tf.config.list_logical_devices()}),
+        "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "runs": runs,
+    }, indent=1)
+    print(report)
+    if FLAGS.output:
+        with open(FLAGS.output, "w", encoding="utf-8") as f:
+            f.write(report + "\n")
 
 
 if __name__ == "__main__":

@@ -8,30 +8,31 @@ Prints the path of the new version.
 """
 
 import os
-import sys
 
-from absl import app, flags, logging
+from absl import flags, logging
+
+from zoo import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
 flags.DEFINE_string("export_dir", None, "Model base path to write <version>/ into; default WORKDIR/export.")
-flags.DEFINE_integer("version", None, "Version number; default: one more than the newest there (or 1).")
-flags.DEFINE_integer("beam_width", None, "Beam width of serving_default; default: the config's.")
-flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; default: the config's.")
-flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the config's.")
+flags.DEFINE_integer("version", None, "Version number; default: one more than the newest there (or 1).",
+                     lower_bound=1)
+flags.DEFINE_integer("beam_width", None, "Beam width of serving_default; default: the config's.", lower_bound=1)
+flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; default: the config's.",
+                   lower_bound=0.0)
+flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the config's.",
+                     lower_bound=1)
 flags.mark_flag_as_required("workdir")
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"zoo-export: unexpected arguments {argv[1:]}")
+    del argv  # cli.run refuses positional arguments
     if not os.path.isdir(FLAGS.workdir):
-        sys.exit(f"zoo-export: --workdir {FLAGS.workdir!r} is not a directory; expected a zoo-train workdir")
-    if FLAGS.version is not None and FLAGS.version < 1:
-        sys.exit(f"zoo-export: --version must be a positive integer, got {FLAGS.version}")
-    export_dir = FLAGS.export_dir or os.path.join(FLAGS.workdir, "export")
+        raise cli.CommandError(f"--workdir {FLAGS.workdir!r} is not a directory; expected a zoo-train workdir")
+    export_dir = cli.writable_directory(FLAGS.export_dir or os.path.join(FLAGS.workdir, "export"), "--export_dir")
     if FLAGS.version is not None and os.path.exists(os.path.join(export_dir, str(FLAGS.version))):
-        sys.exit(f"zoo-export: {os.path.join(export_dir, str(FLAGS.version))} exists: choose another --version")
+        raise cli.CommandError(f"{os.path.join(export_dir, str(FLAGS.version))} exists: choose another --version")
     logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines about tracing are noise here
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
     from zoo.export import export_workdir
@@ -45,13 +46,13 @@ def main(argv):
             length_penalty=FLAGS.length_penalty,
             max_source_length=FLAGS.max_source_length,
         )
-    except (FileNotFoundError, FileExistsError, ValueError) as error:
-        sys.exit(f"zoo-export: {error}")
+    except (OSError, ValueError) as error:  # missing files, no permission, a full disk, a bad config
+        raise cli.CommandError(str(error)) from None
     print(path)
 
 
 def run():
-    app.run(main)
+    cli.run(main, "zoo-export", __doc__)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,14 @@ The export is the recipes' step, not training's: `zoo.training` never imports `z
 
 
 def export_best_model(workdir):
-    """Exports `workdir/best.keras` to `workdir/export/<version>/`; returns the version's path."""
-    from zoo.export import export_workdir  # TensorFlow and Keras: only when a run gets here
+    """Exports `workdir/best.keras` to `workdir/export/<version>/`; returns the version's path.
 
-    return export_workdir(workdir)
+    A version already written from this very `best.keras` (a finished workdir run again,
+    or a run killed after its export) is returned instead of writing the same model again.
+    """
+    from zoo.export import export_of_best_model, export_workdir  # TensorFlow and Keras: only when a run gets here
+
+    return export_of_best_model(workdir) or export_workdir(workdir)
 
 
 def train_and_export(config, workdir, print_fn=None):

@@ -10,43 +10,31 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARNING lines are noise here
 
-from absl import app, flags, logging
-from ml_collections import config_flags
+from absl import flags, logging
 
-from recipes.registry import load_config, recipe_names
+from recipes import recipe_flags
+from zoo import cli
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("recipe", "dates_bahdanau", f"a recipe name ({', '.join(recipe_names())}) or a .py config file")
+recipe_flags.define_recipe_flag()
 flags.DEFINE_string("workdir", None, "the run's directory: checkpoints, logs, results.json, export/")
 flags.DEFINE_string("model", None, "model preset, overrides the recipe's (zoo.models.presets())")
 flags.DEFINE_string("train_tsv", None, "training pairs, source<TAB>target per line")
 flags.DEFINE_string("dev_tsv", None, "dev pairs scored with sacreBLEU/chrF")
-flags.DEFINE_integer("train_steps", None, "stop after this many optimizer steps in all")
-flags.DEFINE_float("max_train_minutes", None, "wall-clock budget; stops cleanly, evaluates and exports")
+flags.DEFINE_integer("train_steps", None, "stop after this many optimizer steps in all", lower_bound=1)
+flags.DEFINE_float("max_train_minutes", None,
+                   "wall-clock budget up to the end of training (the final evaluation and the export follow)",
+                   lower_bound=0.0)
 flags.DEFINE_integer("seed", None, "initialization and shuffling seed")
-
-
-def _recipe_from_argv(argv):
-    """The value of --recipe, read before flag parsing so that --config.* applies to it."""
-    for i, arg in enumerate(argv):
-        if arg.startswith("--recipe="):
-            return arg.split("=", 1)[1]
-        if arg == "--recipe" and i + 1 < len(argv):
-            return argv[i + 1]
-    return FLAGS["recipe"].default
-
-
-def _fail(message):
-    print(f"zoo-train: error: {message}", file=sys.stderr)
-    sys.exit(2)
+flags.mark_flag_as_required("workdir")
 
 
 def main(argv):
-    if len(argv) > 1:
-        _fail(f"unexpected arguments {argv[1:]}; expected only --flags")
+    del argv  # cli.run refuses positional arguments
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
     from zoo.data import DataError
+    from zoo.training.validation import validate_config
 
     from recipes.pipeline import train_and_export
 
@@ -57,27 +45,26 @@ def main(argv):
     if FLAGS.train_tsv:
         config.dataset = "tsv"
     try:
-        train_and_export(config, FLAGS.workdir)
+        validate_config(config)  # before the workdir is created: a refused run leaves nothing behind
+        cli.writable_directory(FLAGS.workdir, "--workdir")
+        results = train_and_export(config, FLAGS.workdir)
     except (DataError, ValueError, FileNotFoundError) as error:
         logging.debug("zoo-train failed", exc_info=True)
-        _fail(str(error))
+        raise cli.CommandError(str(error)) from None
+    if results.get("export_error"):
+        best = os.path.join(FLAGS.workdir, "best.keras")
+        raise cli.CommandError(f"export failed: {results['export_error']}; the trained model is in {best}: "
+                               f"zoo-export --workdir {FLAGS.workdir} exports it", status=1)
 
 
-def _show_in_help():
-    """--help lists the flags of the main module, which is the console script, not this file."""
-    for flag in FLAGS.get_flags_for_module(__name__):
-        FLAGS.register_key_flag_for_module(sys.argv[0], flag)
-
-
-def run():
+def run(argv=None):
+    argv = sys.argv if argv is None else argv
     try:
-        config = load_config(_recipe_from_argv(sys.argv))
-    except ValueError as error:
-        _fail(str(error))
-    config_flags.DEFINE_config_dict("config", config, "the recipe's fields: --config.<field>=<value>")
-    flags.mark_flag_as_required("workdir")
-    _show_in_help()
-    app.run(main)
+        recipe, config = recipe_flags.define_config_flag(argv)
+    except cli.CommandError as error:
+        cli.fail("zoo-train", str(error), error.status)
+    cli.run(main, "zoo-train", __doc__, key_flags=[recipe_flags.CONFIG_FLAG], argv=argv,
+            full_extra=lambda: recipe_flags.fields_help(config, recipe))
 
 
 if __name__ == "__main__":

@@ -47,14 +47,14 @@ def get_config():
     config.attention = config_dict.placeholder(str)  # score name from zoo.layers.names(), e.g. "concat"
     config.decoder_layers = config_dict.placeholder(int)  # stacked decoder RNN layers
     config.input_feeding = config_dict.placeholder(bool)  # feed the attentional vector into the next step
-    config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (bf16 where native)
+    config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (docs/scaling.md)
 
     # -- optimization ---------------------------------------------------------------------
-    config.batch_size = 64  # sentences per batch (length-bucketed)
+    config.batch_size = 64  # sentences per batch (length-bucketed), split across the replicas
     config.num_epochs = 10  # most epochs (an epoch = steps_per_epoch steps, or one pass)
     config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
     config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
-    config.max_train_minutes = 0.0  # wall-clock budget of the whole run; 0 = no limit
+    config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training; 0 = no limit
     config.learning_rate = 1e-3  # peak learning rate of Adam
     config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup) or "exponential"
     config.warmup_steps = 200  # linear warmup steps from 0 to learning_rate
@@ -63,6 +63,13 @@ def get_config():
     config.min_learning_rate = 1e-5  # the schedule never goes below this
     config.clipnorm = 1.0  # clip each gradient to this L2 norm
     config.seed = 0  # weights initialization and data shuffling seed
+
+    # -- devices (docs/scaling.md) ---------------------------------------------------------
+    config.strategy = "auto"  # "auto", "one_device", "mirrored", "multi_worker" (TF_CONFIG) or "tpu"
+    config.tpu = ""  # strategy "tpu": a TPU name or grpc:// address; "" = $TPU_NAME or the local TPU
+    config.jit_compile = "auto"  # XLA: "auto" (on for GPU/TPU, off on CPU), "true" or "false"
+    config.static_shapes = "auto"  # pad to bucket lengths, drop partial batches: "auto" (XLA or >1 replica)
+    config.steps_per_execution = 0  # training steps per host call; 0 = 100 on TPU, else 1
 
     # -- evaluation, early stopping, checkpoints ----------------------------------------
     config.bleu_tokenize = "13a"  # sacreBLEU tokenizer ("13a" words, "char" for dates)

@@ -215,7 +215,7 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
     "module, flags, message",
     [
         ("recipes.translate", ["--model=/no/such/dir"], b"is not a directory"),
-        ("recipes.translate", ["--model=/tmp", "--batch_size=0"], b"--batch_size >= 1"),
+        ("recipes.translate", ["--model=/tmp", "--batch_size=0"], b"--batch_size=0: 0 is not a positive integer"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=0"], b"--sampling_temperature > 0"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--beam_width=2"], b"no --beam_width"),
         ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),

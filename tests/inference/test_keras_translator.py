@@ -42,20 +42,19 @@ def test_greedy_and_beam_search_translate_as_the_decoders_do(parts, translator):
 
 def test_each_search_runs_the_decoder_it_names(parts, monkeypatch):
     ran = []
-    for name in ("greedy_search", "beam_search"):
-        decoder = getattr(decoding, name)
+    decode = decoding.decode
 
-        def spy(*args, _name=name, _decoder=decoder, **kwargs):
-            ran.append((_name, kwargs.get("beam_width")))
-            return _decoder(*args, **kwargs)
+    def spy(model, source_ids, strategy, **kwargs):
+        ran.append((type(strategy).__name__, getattr(strategy, "beam_width", None)))
+        return decode(model, source_ids, strategy, **kwargs)
 
-        monkeypatch.setattr(decoding, name, spy)
+    monkeypatch.setattr(decoding, "decode", spy)
     translator = KerasTranslator(*parts)  # fresh: its searches are traced (and so recorded) below
     translator.translate(TEST_SOURCES)
     translator.translate(TEST_SOURCES, beam_width=1, search="beam_search")
     translator.translate(TEST_SOURCES, beam_width=3)
     translator.translate(TEST_SOURCES, beam_width=3, search="greedy")
-    assert ran == [("greedy_search", None), ("beam_search", 1), ("beam_search", 3)]  # greedy traced once
+    assert ran == [("Greedy", None), ("BeamSearch", 1), ("BeamSearch", 3)]  # greedy traced once
 
 
 def test_order_and_batch_size_change_nothing(translator):

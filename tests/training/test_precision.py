@@ -21,3 +21,24 @@ def test_cpu_flags_decide_native_bfloat16(tmp_path):
     assert not precision.cpu_has_bfloat16_matmul(str(without))
     assert not precision.cpu_has_bfloat16_matmul(str(tmp_path / "missing"))
     assert precision.resolve_precision("auto") in ("float32", "mixed_bfloat16")
+
+
+@pytest.mark.parametrize(
+    "hardware, expected",
+    [
+        (dict(tpu=True), "mixed_bfloat16"),
+        (dict(gpu_capabilities=[(8, 0)]), "mixed_bfloat16"),  # A100
+        (dict(gpu_capabilities=[(9, 0), (8, 6)]), "mixed_bfloat16"),  # H100 + A10
+        (dict(gpu_capabilities=[(7, 5)]), "mixed_float16"),  # T4: no native bfloat16
+        (dict(gpu_capabilities=[(7, 0), (8, 0)]), "mixed_float16"),  # one V100 decides for all
+        (dict(gpu_capabilities=[(7, 5)], cpu_bfloat16=True), "mixed_float16"),  # the GPU trains, not the CPU
+        (dict(cpu_bfloat16=True), "mixed_bfloat16"),
+        (dict(), "float32"),
+    ],
+)
+def test_auto_follows_the_accelerator(hardware, expected):
+    assert precision.choose_precision(**hardware) == expected
+
+
+def test_mixed_float16_passes_through():
+    assert precision.resolve_precision("mixed_float16") == "mixed_float16"

@@ -7,6 +7,7 @@ exported model runs), so training and serving see identical tokens.
 import tensorflow as tf
 
 from zoo.data import vocabulary
+from zoo.data.static_batching import static_batches, static_bucket_lengths
 from zoo.data.tsv import DataError
 
 TOKENIZE_BATCH = 1024  # sentences tokenized per op call: amortizes the per-call overhead
@@ -31,6 +32,7 @@ def make_dataset(
     drop_long=False,
     repeat=False,
     shuffle_buffer_size=None,
+    static_shapes=False,
 ):
     """Builds the training/evaluation dataset of a list of sentence pairs.
 
@@ -62,6 +64,8 @@ def make_dataset(
         (truncated targets still end with `</s>`).
       repeat: repeat forever (for `model.fit(..., steps_per_epoch=...)`).
       shuffle_buffer_size: None shuffles all pairs at once.
+      static_shapes: one shape per bucket, so XLA compiles once per bucket: see
+        `zoo.data.static_batching` (needs both maximum lengths).
 
     Returns:
       A `tf.data.Dataset`, prefetched.
@@ -72,7 +76,8 @@ def make_dataset(
     pairs = list(pairs)
     if not pairs:
         raise DataError("no sentence pairs to build a dataset from (empty training set?)")
-    batching = Batching(batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries)
+    batching = Batching(batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries,
+                        static_shapes=static_shapes)
     sources = tf.constant([source for source, _ in pairs], dtype=tf.string)
     targets = tf.constant([target for _, target in pairs], dtype=tf.string)
     dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
@@ -141,9 +146,11 @@ class Batching:
       batch_tokens: most padded positions `B * max(S, T)` per batch, or None.
       max_source_length, max_target_length: as in `make_dataset`.
       bucket_boundaries: as in `make_dataset`.
+      static_shapes: as in `make_dataset`.
     """
 
-    def __init__(self, batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries=None):
+    def __init__(self, batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries=None,
+                 static_shapes=False):
         if (batch_size is None) == (batch_tokens is None):
             raise ValueError(
                 f"give batch_size (sentences) or batch_tokens (tokens), exactly one; got "
@@ -164,9 +171,19 @@ class Batching:
             self.batch_sizes = token_batch_sizes(
                 batch_tokens, self.boundaries, max_source_length, max_target_length
             )
+        self.static_lengths = None
+        if static_shapes:
+            if max_source_length is None or max_target_length is None:
+                raise ValueError("static_shapes=True needs max_source_length and max_target_length; "
+                                 f"got {max_source_length} and {max_target_length}")
+            self.static_lengths = static_bucket_lengths(max_source_length, max_target_length, self.boundaries)
+            self.batch_sizes = [batch_size or batch_tokens // length for length in self.static_lengths]
+            self.max_lengths = (max_source_length, max_target_length)
 
     def batch(self, dataset):
         """Unbatched `((source_ids, target_in_ids), target_out_ids)` rows -> padded batches."""
+        if self.static_lengths:
+            return static_batches(dataset, self.static_lengths, self.batch_sizes, *self.max_lengths)
         return dataset.bucket_by_sequence_length(
             element_length_func=_length,
             bucket_boundaries=self.boundaries,
@@ -202,6 +219,21 @@ def default_bucket_boundaries(max_source_length=None, max_target_length=None):
         return list(_LENGTH_LADDER)
     longest = max(max_source_length, max_target_length + 1)  # + 1: <s> or </s>
     return [b for b in _LENGTH_LADDER if b <= longest]
+
+
+def pass_statistics(dataset):
+    """`(batches, real tokens)` of one pass over a batched dataset, counted in the graph.
+
+    Real tokens are the non-pad source and target (`target_out_ids`) tokens. The pass runs
+    in the tf.data runtime (no Python per batch) and fills the pipeline's token cache.
+    """
+
+    def add(totals, batch):
+        (source_ids, _), target_out_ids = batch
+        return totals[0] + 1, totals[1] + count_tokens(source_ids) + count_tokens(target_out_ids)
+
+    batches, tokens = dataset.reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)), add)
+    return int(batches), int(tokens)
 
 
 def count_tokens(ids):

@@ -15,6 +15,8 @@ import dataclasses
 import logging
 import os
 
+from zoo.atomic_write import atomic_write
+
 logger = logging.getLogger(__name__)
 
 _SHOWN_BAD_LINES = 3  # how many bad lines an error message quotes
@@ -136,16 +138,24 @@ def split_line(line, multi_reference=False):
     return fields, None
 
 
-def _read_bytes(path):
+def open_tsv(path):
+    """Opens a TSV file for binary reading; `DataError` naming the file if it cannot be."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return open(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, expected a TSV file") from None
     except OSError as error:
         raise DataError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _read_bytes(path):
+    with open_tsv(path) as f:
+        try:
+            return f.read()
+        except OSError as error:
+            raise DataError(f"{path}: cannot read: {error.strerror}") from None
 
 
 def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_bad_fraction):
@@ -173,7 +183,7 @@ def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_
 def write_tsv(path, pairs):
     """Writes (source, target) pairs as a TSV file; refuses text that would break the format."""
     path = os.fspath(path)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:  # never half a file after a kill
         for index, (source, target) in enumerate(pairs):
             for side, text in (("source", source), ("target", target)):
                 if "\t" in text or "\n" in text or "\r" in text or not text.strip():

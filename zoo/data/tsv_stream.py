@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from zoo.data.pipeline import TOKENIZE_BATCH, Batching, tokenize_pairs
 from zoo.data.sampling import reservoir_sample
-from zoo.data.tsv import BadLine, DataError, check_bad_lines, split_line
+from zoo.data.tsv import BadLine, DataError, check_bad_lines, open_tsv, split_line
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def scan_tsv(path, *, sample_size=DEFAULT_SAMPLE_SIZE, seed=0, strict=False, max
     bad_lines = []
 
     def pairs():
-        with _open(path) as f:
+        with open_tsv(path) as f:
             for number, raw in enumerate(f, start=1):
                 counts["lines"] = number
                 line = raw.decode("utf-8", errors="replace").removesuffix("\n")
@@ -154,14 +154,3 @@ def parse_tsv_lines(lines):
     valid = tf.logical_and(fields.row_lengths() >= 2, tf.reduce_all(filled, axis=1))
     columns = tf.ragged.boolean_mask(fields, valid).to_tensor(default_value="", shape=[None, 2])
     return columns[:, 0], columns[:, 1]
-
-
-def _open(path):
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, expected a TSV file") from None
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror}") from None

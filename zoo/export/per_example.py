@@ -39,7 +39,9 @@ def _pad(tensor, axis, size, value):
     return tf.pad(tensor, paddings, constant_values=value)
 
 
-def beam_search_per_example(model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty):
+def beam_search_per_example(
+    model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty, empty_hypotheses=1
+):
     """Beam search with parameters per sentence.
 
     Args:
@@ -47,6 +49,7 @@ def beam_search_per_example(model, source_ids, beam_width, num_hypotheses, lengt
       beam_width, num_hypotheses: int32 `(B,)`, already clamped; length_penalty: float32
         `(B,)`, finite.
       coverage_penalty: a Python float, the same for every sentence.
+      empty_hypotheses: int32 scalar, N of an empty batch (it has no rows to take N from).
 
     Returns:
       A `DecodingResult` with N = max(num_hypotheses) and T = `2 * S + 10` (the buffer
@@ -54,7 +57,7 @@ def beam_search_per_example(model, source_ids, beam_width, num_hypotheses, lengt
       empty ones after its own (ids 0, length 0, score and log-probability -inf).
     """
     batch_size, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
-    most = tf.reduce_max(tf.concat([num_hypotheses, [1]], axis=0))
+    most = tf.where(batch_size > 0, tf.reduce_max(tf.concat([num_hypotheses, [1]], axis=0)), empty_hypotheses)
     buffer_length = MAX_LENGTH_FACTOR * source_length + MAX_LENGTH_OFFSET
     empty = DecodingResult(
         ids=tf.zeros([batch_size, most, buffer_length], tf.int32),

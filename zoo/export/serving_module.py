@@ -18,7 +18,7 @@ non-finite `length_penalty` falls back to the export's default; `top_k` is clamp
 import tensorflow as tf
 
 from zoo import constants
-from zoo.decoding import Sampling, beam_search, decode, greedy_search, sequence_log_prob
+from zoo.decoding import Greedy, Sampling, decode, sequence_log_prob, strategy_for
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -130,27 +130,15 @@ class ServingModule(tf.Module):
     @serving_signature("serving_default")
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
-        source_ids = self._source_ids(source)
-        result = beam_search(
-            self.model,
-            source_ids,
-            beam_width=self.beam_width,
-            num_hypotheses=1,
-            length_penalty=self.length_penalty,
-            coverage_penalty=self.coverage_penalty,
-        )
+        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty)
+        result = decode(self.model, self._source_ids(source), strategy)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("greedy")
     def greedy(self, source):
         """Greedy search: `translation` (B,), `score` (B,) ranked like beam search."""
-        source_ids = self._source_ids(source)
-        result = greedy_search(
-            self.model,
-            source_ids,
-            length_penalty=self.length_penalty,
-            coverage_penalty=self.coverage_penalty,
-        )
+        strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty)
+        result = decode(self.model, self._source_ids(source), strategy)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("beam_search")
@@ -167,13 +155,16 @@ class ServingModule(tf.Module):
         """
         source_ids = self._source_ids(source)  # (B, S)
         batch_size = tf.shape(source_ids)[0]
+        # An empty batch still answers (0, N) for the N its request asked for.
+        widest = tf.clip_by_value(tf.reduce_max(tf.reshape(beam_width, [-1])), 1, self.max_beam_width)
+        requested = tf.clip_by_value(tf.reduce_max(tf.reshape(num_hypotheses, [-1])), 1, widest)
         beam_width = tf.clip_by_value(per_example(beam_width, batch_size, "beam_width"), 1, self.max_beam_width)
         num_hypotheses = per_example(num_hypotheses, batch_size, "num_hypotheses")
         num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
         length_penalty = per_example(length_penalty, batch_size, "length_penalty")
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
         result = beam_search_per_example(
-            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty
+            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))

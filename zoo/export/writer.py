@@ -1,20 +1,25 @@
 """Writing exports: `export_dir/<version>/`, one complete SavedModel per version, atomically.
 
-A version is written to a hidden temporary directory and renamed into place, so a server
-polling `export_dir` (TF Serving, `zoo-serve`) never loads half a version. It holds the
-vocabularies in `assets/`, the export's defaults in `assets.extra/zoo_export.json` and TF
-Serving warmup requests in `assets.extra/tf_serving_warmup_requests`.
+A version is written to a hidden temporary directory, fsynced and renamed into place
+(`zoo.atomic_write.atomic_directory`), so a server polling `export_dir` (TF Serving,
+`zoo-serve`) never loads half a version, and the temporary directory of an export killed
+half way is removed by the next one. A version holds the vocabularies in `assets/`, the
+export's defaults in `assets.extra/zoo_export.json` (with the SHA-256 of the `best.keras`
+it came from, for a workdir's export) and TF Serving warmup requests in
+`assets.extra/tf_serving_warmup_requests`.
 """
 
+import hashlib
 import json
 import os
-import shutil
 import tempfile
 
 import tensorflow as tf
 
 from zoo import constants
+from zoo.atomic_write import atomic_directory, remove_stale_temporaries, write_json
 from zoo.export import warmup
+from zoo.progress import Progress
 from zoo.export.serving_module import ServingModule
 from zoo.models.workdir import decoding_settings, load_workdir
 
@@ -35,6 +40,7 @@ def export_saved_model(
     max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
     warmup_sources=None,
+    provenance=None,
 ):
     """Writes `export_dir/<version>/`, a SavedModel TF Serving loads as it is.
 
@@ -46,6 +52,7 @@ def export_saved_model(
         see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
         them from the source vocabulary.
+      provenance: a dict added to `zoo_export.json` (where the model came from).
 
     Returns:
       The path of the new version directory.
@@ -73,30 +80,30 @@ def export_saved_model(
     if warmup_sources is None:
         warmup_sources = warmup.sources_from_vocabulary(source_tokenizer)
     os.makedirs(export_dir, exist_ok=True)
-    # Hidden and non-numeric: TF Serving and zoo-serve ignore it until the rename.
-    temp_dir = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
-    shutil.rmtree(temp_dir, ignore_errors=True)
-    try:
-        _write_version(module, temp_dir, warmup_sources)
-        os.rename(temp_dir, final_dir)
-    except BaseException:
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        raise
+    remove_stale_temporaries(export_dir)  # what an export killed half way left behind
+    # Hidden and non-numeric until the rename: TF Serving and zoo-serve ignore it.
+    with atomic_directory(final_dir, replace=False) as temp_dir:
+        _write_version(module, temp_dir, warmup_sources, provenance or {})
     return final_dir
 
 
-def _write_version(module, directory, warmup_sources):
+def _write_version(module, directory, warmup_sources, provenance):
     """The SavedModel of `module` with its assets, settings and warmup requests, in `directory`."""
-    with tempfile.TemporaryDirectory() as vocab_dir:
-        module.source_vocabulary = _vocabulary_asset(module.source_tokenizer, vocab_dir, "source_vocab.txt")
-        module.target_vocabulary = _vocabulary_asset(module.target_tokenizer, vocab_dir, "target_vocab.txt")
-        tf.saved_model.save(module, directory, signatures=module.signatures())
-    extra_dir = os.path.join(directory, constants.ASSETS_EXTRA_DIR)
-    os.makedirs(extra_dir, exist_ok=True)
-    with open(os.path.join(extra_dir, constants.SETTINGS_FILE), "w", encoding="utf-8") as f:
-        json.dump(module.settings(), f, indent=2)
-        f.write("\n")
-    warmup.write_warmup_requests(directory, warmup_sources, module.settings())
+    signatures = module.signatures()
+    with Progress("export", total=len(signatures) + 2, unit="steps") as progress:
+        for function in signatures.values():
+            function.get_concrete_function()  # tracing each search is most of the time; the save reuses it
+            progress.update(1)
+        with tempfile.TemporaryDirectory() as vocab_dir:
+            module.source_vocabulary = _vocabulary_asset(module.source_tokenizer, vocab_dir, "source_vocab.txt")
+            module.target_vocabulary = _vocabulary_asset(module.target_tokenizer, vocab_dir, "target_vocab.txt")
+            tf.saved_model.save(module, directory, signatures=signatures)
+        progress.update(1)
+        extra_dir = os.path.join(directory, constants.ASSETS_EXTRA_DIR)
+        os.makedirs(extra_dir, exist_ok=True)
+        write_json(os.path.join(extra_dir, constants.SETTINGS_FILE), dict(module.settings(), **provenance))
+        warmup.write_warmup_requests(directory, warmup_sources, module.settings())
+        progress.update(1)
 
 
 def _vocabulary_asset(tokenizer, directory, filename):
@@ -118,6 +125,7 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
       The path of the new version directory.
     """
     model, source_tokenizer, target_tokenizer, config = load_workdir(workdir)
+    provenance = {BEST_MODEL_DIGEST: best_model_digest(workdir)}
     return export_saved_model(
         model,
         source_tokenizer,
@@ -125,5 +133,36 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
         os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir,
         version,
         warmup_sources=warmup_sources,
+        provenance=provenance,
         **decoding_settings(config, **overrides),
     )
+
+
+BEST_MODEL_DIGEST = "best_model_sha256"  # the zoo_export.json key naming the best.keras a version came from
+
+
+def best_model_digest(workdir):
+    """SHA-256 (hex) of the workdir's `best.keras`."""
+    digest = hashlib.sha256()
+    with open(os.path.join(workdir, constants.BEST_MODEL_FILE), "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_of_best_model(workdir, export_dir=None):
+    """The newest version under `export_dir` (default `workdir/export`) written from this very
+    `best.keras`, or None: a rerun of a finished workdir reuses it instead of writing a copy."""
+    export_dir = os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir
+    digest = None
+    for version in reversed(existing_versions(export_dir)):
+        path = os.path.join(export_dir, str(version), constants.ASSETS_EXTRA_DIR, constants.SETTINGS_FILE)
+        try:
+            with open(path, encoding="utf-8") as f:
+                recorded = json.load(f).get(BEST_MODEL_DIGEST)
+        except (OSError, ValueError):  # an export of another kind: not ours to reuse
+            continue
+        digest = digest or best_model_digest(workdir)
+        if recorded == digest:
+            return os.path.join(export_dir, str(version))
+    return None

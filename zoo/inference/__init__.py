@@ -16,7 +16,7 @@ import importlib
 
 _LAZY = {
     "KerasTranslator": "zoo.inference.keras_translator",
-    "Progress": "zoo.inference.stream",
+    "Progress": "zoo.progress",
     "batches_by_length": "zoo.inference.batching",
     "evaluate": "zoo.inference.evaluation",
     "evaluate_model": "zoo.inference.evaluation",

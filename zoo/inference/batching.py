@@ -23,13 +23,14 @@ def batches_by_length(texts, batch_size):
         yield order[start : start + batch_size]
 
 
-def translate_in_batches(translate, texts, batch_size):
+def translate_in_batches(translate, texts, batch_size, progress=None):
     """`translate` applied to length-sorted batches of `texts`; the results in input order.
 
     Args:
       translate: `list of texts -> list of results`, one result per text.
       texts: a sequence of str or bytes.
       batch_size: most texts per call of `translate`.
+      progress: a `zoo.progress.Progress` told of each batch done, or None.
 
     Returns:
       list: one result per text, in the order of `texts`.
@@ -41,4 +42,6 @@ def translate_in_batches(translate, texts, batch_size):
             raise ValueError(f"translate returned {len(outputs)} results for a batch of {len(index)} sentences")
         for i, output in zip(index, outputs):
             results[i] = output
+        if progress is not None:
+            progress.update(len(index))
     return results

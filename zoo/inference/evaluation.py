@@ -9,9 +9,11 @@ from zoo.data import read_tsv
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
 from zoo.inference.resolve import training_config_path
+from zoo.progress import Progress
 
 
-def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a"):
+def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a", show_progress=None,
+             label="dev BLEU"):
     """Translates the sources of `pairs` with a `KerasTranslator` and scores them against their targets.
 
     Args:
@@ -20,13 +22,16 @@ def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a
       beam_width: 1 for greedy search, else beam search of that width.
       batch_size: sentences decoded at once.
       bleu_tokenize: sacreBLEU tokenizer.
+      show_progress: None reports the sentences decoded on a terminal (`zoo.progress`), False never.
+      label: what the progress line says it does.
 
     Returns:
       `(scores, hypotheses)`: a `zoo.metrics.Scores` and the list of hypotheses.
     """
     sources = [source for source, _ in pairs]
     references = [target for _, target in pairs]
-    hypotheses = translator.translate(sources, beam_width=beam_width, batch_size=batch_size)
+    with Progress(label, total=len(sources), unit="sentences", enabled=show_progress) as progress:
+        hypotheses = translator.translate(sources, beam_width=beam_width, batch_size=batch_size, progress=progress)
     return metrics.score(hypotheses, references, bleu_tokenize=bleu_tokenize), hypotheses
 
 
@@ -60,7 +65,9 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
     bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
     sources = [source.encode("utf-8") for source, _ in pairs]
     started = time.monotonic()
-    hypotheses = [text.decode("utf-8") for text in translate_in_batches(translate, sources, batch_size)]
+    with Progress("zoo-eval", total=len(sources), unit="sentences") as progress:
+        translations = translate_in_batches(translate, sources, batch_size, progress)
+    hypotheses = [text.decode("utf-8") for text in translations]
     seconds = time.monotonic() - started
     scores = metrics.score(hypotheses, [target for _, target in pairs], bleu_tokenize=bleu_tokenize)
     return dict(scores.as_dict(), sentences_per_second=len(pairs) / seconds if seconds else None,

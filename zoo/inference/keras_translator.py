@@ -54,22 +54,20 @@ class KerasTranslator:
         beam_width = int(beam_width)
         if beam_width < 1:
             raise ValueError(f"beam_width must be >= 1, received {beam_width}")
-        search = search or (GREEDY if beam_width == 1 else BEAM_SEARCH)
-        if search not in (GREEDY, BEAM_SEARCH):
+        if search not in (None, GREEDY, BEAM_SEARCH):
             raise ValueError(f"search must be {GREEDY!r} or {BEAM_SEARCH!r}, received {search!r}")
-        key = (search, beam_width if search == BEAM_SEARCH else 1)
+        penalties = {"length_penalty": self.length_penalty, "coverage_penalty": self.coverage_penalty}
+        if search == BEAM_SEARCH:  # beam search even at width 1, as the export's `beam_search` signature does
+            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, **penalties)
+        else:
+            strategy = decoding.strategy_for(1 if search == GREEDY else beam_width, **penalties)
+        key = (type(strategy).__name__, beam_width if isinstance(strategy, decoding.BeamSearch) else 1)
         if key not in self._searches:
             max_length = self.max_target_length
 
             @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
             def run(source_ids):  # (B, S)
-                if search == GREEDY:
-                    return decoding.greedy_search(self.model, source_ids, max_length=max_length)
-                return decoding.beam_search(
-                    self.model, source_ids, beam_width=beam_width, num_hypotheses=1,
-                    length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty,
-                    max_length=max_length,
-                )
+                return decoding.decode(self.model, source_ids, strategy, max_length=max_length)
 
             self._searches[key] = run
         return self._searches[key]
@@ -95,7 +93,7 @@ class KerasTranslator:
         result = self._search(beam_width, search)(source_ids)
         return self.target_tokenizer.decode(result.ids[:, 0, :]).numpy(), result, source_ids
 
-    def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None):
+    def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None, progress=None):
         """Translates `sources` (list of str).
 
         Args:
@@ -105,6 +103,7 @@ class KerasTranslator:
           return_attention: also return each sentence's attention.
           search: "greedy" or "beam_search" (then with `beam_width`, even 1); None picks
             greedy for a beam width of 1.
+          progress: a `zoo.progress.Progress` told of each batch decoded, or None.
 
         Returns:
           list of str hypotheses; with `return_attention`, also a list of
@@ -123,4 +122,6 @@ class KerasTranslator:
                 if return_attention:
                     t, s = lengths[row], source_lengths[row]
                     attentions[i] = (result.attention[row, 0, :t, :s].numpy(), result.ids[row, 0, :t].numpy())
+            if progress is not None:
+                progress.update(len(index))
         return (hypotheses, attentions) if return_attention else hypotheses

@@ -15,6 +15,8 @@ import sys
 from zoo import constants
 from zoo.inference.resolve import WORKDIR, resolve_model
 
+EXPECTED_SIGNATURES = ("serving_default", "beam_search")  # the two that `zoo-translate` and `zoo-eval` call
+
 
 def _import_tensorflow(need_keras):
     """`import tensorflow`, without the Keras import it triggers when Keras is not needed."""
@@ -34,6 +36,27 @@ def _export_settings(path):
         return {}
     with open(settings_path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def _load_saved_model(tf, path):
+    """`tf.saved_model.load(path)`, refusing a corrupt SavedModel or one that is not a zoo export.
+
+    Raises:
+      ValueError: the files do not load, or the signatures are not those of a zoo export
+        (the message names what was found and what was expected).
+    """
+    try:
+        loaded = tf.saved_model.load(path)
+    except Exception as error:  # protobuf, TensorFlow and OS errors alike: the files are not a SavedModel
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"{path}: cannot load the SavedModel ({reason}); expected a version written by "
+                         "zoo-export or zoo-train") from None
+    found = sorted(loaded.signatures.keys())
+    for name in EXPECTED_SIGNATURES:
+        if name not in loaded.signatures or "source" not in loaded.signatures[name].structured_input_signature[1]:
+            raise ValueError(f"{path}: not a zoo export: it has signatures {found}; expected "
+                             f"{list(EXPECTED_SIGNATURES)} taking a 'source' string tensor")
+    return loaded
 
 
 def load_translate_fn(path, beam_width=None, sampling=None):
@@ -59,7 +82,7 @@ def load_translate_fn(path, beam_width=None, sampling=None):
     tf = _import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
         return _load_workdir_fn(path, beam_width, sampling)
-    loaded = tf.saved_model.load(path)
+    loaded = _load_saved_model(tf, path)
     settings = _export_settings(path)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
     if sampling is not None:

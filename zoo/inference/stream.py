@@ -9,11 +9,12 @@ every window.
 
 import os
 import select
+import stat
 import sys
-import time
 
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
+from zoo.progress import Progress
 
 
 def _ready(fd):
@@ -50,30 +51,24 @@ def read_line_windows(fd, limit):
         yield [line[:-1] if line.endswith(b"\r") else line for line in window]
 
 
-class Progress:
-    """A one-line progress report on a stream: lines done and lines per second."""
-
-    def __init__(self, stream, every_seconds=0.5, name="zoo-translate"):
-        self.stream = stream
-        self.every_seconds = every_seconds
-        self.name = name
-        self.start = time.monotonic()
-        self.last = 0.0
-        self.lines = 0
-
-    def update(self, lines, force=False):
-        self.lines += lines
-        now = time.monotonic()
-        if force or now - self.last >= self.every_seconds:
-            self.last = now
-            rate = self.lines / max(now - self.start, 1e-9)
-            self.stream.write(f"\r{self.name}: {self.lines} lines, {rate:.1f} lines/s")
-            self.stream.flush()
-
-    def close(self):
-        self.update(0, force=True)
-        self.stream.write("\n")
-        self.stream.flush()
+def lines_left(fd):
+    """Lines from the current offset of `fd` to its end if it is a regular file, else None."""
+    try:
+        info = os.fstat(fd)
+        offset = os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:  # a pipe or a terminal: the total is not known in advance
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    count, last = 0, b"\n"
+    while offset < info.st_size:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+        offset += len(chunk)
+    return count + (last != b"\n")  # a last line without its newline
 
 
 def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=None):
@@ -85,7 +80,7 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
       out: binary stream to write translations to.
       batch_size: most sentences per call of `translate`.
       window: lines read ahead (in multiples of `batch_size`) and sorted by length.
-      progress: a `Progress` or None.
+      progress: a `zoo.progress.Progress` counting lines, or None; closed at the end.
 
     Returns:
       The number of lines translated. A blank line gives an empty line without a call.
@@ -116,16 +111,16 @@ def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, s
       model: what `--model` names (see `resolve_model`).
       beam_width: None for the export's default decoding, else beam search of that width.
       batch_size: most sentences translated at once.
-      show_progress: None shows progress when stderr is a terminal.
+      show_progress: None shows progress when stderr is a terminal (`zoo.progress`).
       sampling: None, or the sampling parameters of `load_translate_fn`.
 
     Returns:
       The number of lines translated.
     """
     translate, description = load_translate_fn(model, beam_width, sampling)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    if show_progress:
+    # A file on stdin has a known number of lines: the report then shows a percentage and the time left.
+    progress = Progress("zoo-translate", total=lines_left(sys.stdin.fileno()), unit="lines", enabled=show_progress,
+                        keep=True)
+    if progress.enabled:
         sys.stderr.write(f"zoo-translate: {description}\n")
-    progress = Progress(sys.stderr) if show_progress else None
     return translate_stream(translate, sys.stdin.fileno(), sys.stdout.buffer, batch_size, progress=progress)

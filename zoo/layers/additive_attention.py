@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
 from zoo.layers.concat_attention import check_units, tanh_score
+from zoo.layers.linear import linear
 from zoo.layers.registry import register
 
 
@@ -57,7 +58,7 @@ class AdditiveAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, units)
 
     def score(self, query, keys):
-        projected = ops.matmul(query, self._cast(self.query_kernel))  # (B, Tq, units)
+        projected = linear(query, self._cast(self.query_kernel))  # (B, Tq, units)
         return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
 
     def get_config(self):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.linear import linear
 from zoo.layers.registry import register
 
 
@@ -13,7 +14,7 @@ def tanh_score(keys, projected_query, score_vector):
     The score shared by concat attention (`W [h; s] = W_h h + W_s s`) and additive attention.
     """
     hidden = ops.tanh(ops.expand_dims(keys, 1) + ops.expand_dims(projected_query, 2))  # (B, Tq, Tv, U)
-    return ops.matmul(hidden, score_vector)
+    return linear(hidden, score_vector)
 
 
 def check_units(layer_name, units):
@@ -68,7 +69,7 @@ class ConcatAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.kernel[: self._value_dim]))  # (B, Tv, units)
 
     def score(self, query, keys):
-        projected = ops.matmul(query, self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)
+        projected = linear(query, self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)
         return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
 
     def get_config(self):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.base_attention import BaseAttention
+from zoo.layers.linear import linear
 from zoo.layers.registry import register
 
 
@@ -60,7 +61,7 @@ class ReducedRankAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, rank)
 
     def score(self, query, keys):
-        projected = ops.matmul(query, self._cast(self.query_kernel))  # (B, Tq, rank)
+        projected = linear(query, self._cast(self.query_kernel))  # (B, Tq, rank)
         return ops.matmul(projected, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)
 
     def get_config(self):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo import layers
+from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
@@ -72,6 +73,7 @@ class LuongSeq2Seq(Seq2Seq):
         sizes = {"units": self.attention_units, "rank": self.attention_rank}  # each score takes its own
         self.attention = layers.get(self.attention_type, sizes, name="attention", dtype=self.dtype_policy)
         self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional", dtype=self.dtype_policy)
+        self.attentional.build((None, self.memory_dim + units))  # its kernel is applied with `linear`
         self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
 
     @property
@@ -105,7 +107,8 @@ class LuongSeq2Seq(Seq2Seq):
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
         context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])
-        attentional = self.attentional(ops.concatenate([context, inputs], axis=-1))  # h~_t (B, K, D)
+        kernel = ops.cast(self.attentional.kernel, self.compute_dtype)
+        attentional = ops.tanh(linear(ops.concatenate([context, inputs], axis=-1), kernel))  # h~_t (B, K, D)
         if self.input_feeding:
             new_state.append(attentional)
         return attentional, weights, tuple(new_state)

@@ -10,6 +10,8 @@ attention context) go through `project_extra`.
 import keras
 from keras import ops
 
+from zoo.layers.linear import linear
+
 
 class _GatedCell(keras.layers.Layer):
     """Shared weights of the gated cells: `kernel (input_dim, G*U)`, `recurrent_kernel (U, G*U)`, `bias`.
@@ -52,11 +54,11 @@ class _GatedCell(keras.layers.Layer):
         if not self.built:
             self.build()
         kernel = ops.cast(self.kernel[: self.projected_dim], self.compute_dtype)
-        return ops.matmul(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
+        return linear(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
 
     def project_extra(self, extra):
         """`(..., extra_dim) -> (..., G*U)`: the part of the gates from inputs known only in the loop."""
-        return ops.matmul(extra, ops.cast(self.kernel[self.projected_dim :], self.compute_dtype))
+        return linear(extra, ops.cast(self.kernel[self.projected_dim :], self.compute_dtype))
 
     def get_config(self):
         config = super().get_config()
@@ -95,7 +97,7 @@ class LSTMCell(_GatedCell):
         precision: only the matrix products run in the compute dtype.
         """
         h, c = state
-        z = ops.cast(gates + ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype)), "float32")
+        z = ops.cast(gates + linear(h, ops.cast(self.recurrent_kernel, self.compute_dtype)), "float32")
         i, f, g, o = ops.split(z, 4, axis=-1)
         c = ops.sigmoid(f) * ops.cast(c, "float32") + ops.sigmoid(i) * ops.tanh(g)
         h = ops.cast(ops.sigmoid(o) * ops.tanh(c), self.compute_dtype)
@@ -118,7 +120,7 @@ class GRUCell(_GatedCell):
     def step(self, gates, state):
         """`gates (..., 3U)` from the projections; returns `(output, new_state)`."""
         (h,) = state
-        recurrent = ops.matmul(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
+        recurrent = linear(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
         x_z, x_r, x_n = ops.split(gates, 3, axis=-1)
         h_z, h_r, h_n = ops.split(recurrent, 3, axis=-1)
         z = ops.sigmoid(x_z + h_z)

@@ -6,9 +6,8 @@ is passed in by the recipes (`recipes.train_and_export`), so training never impo
 """
 
 from zoo.training.callbacks import DevEvaluation, TrainingLimits, TrainingState, save_model_atomically
+from zoo.training.optimization import MaskedAccuracy, WarmupSchedule
 from zoo.training.trainer import (
-    MaskedAccuracy,
-    WarmupSchedule,
     build_model,
     build_tokenizers,
     compile_model,

@@ -6,6 +6,8 @@ import time
 import keras
 import tensorflow as tf
 
+from zoo.atomic_write import temporary_path
+
 
 class TrainingState(tf.Module):
     """The counters a resumed run needs besides the weights and the optimizer.
@@ -37,10 +39,11 @@ def save_model_atomically(model, path):
     `os.replace` is atomic on one file system, so `path` always holds a complete model:
     a kill during the save leaves the previous file untouched.
     """
-    directory, name = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp.keras")
+    temporary = temporary_path(path, ".keras")  # Keras saves only to `*.keras` names
     try:
         model.save(temporary)
+        with open(temporary, "rb") as f:
+            os.fsync(f.fileno())
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
@@ -51,7 +54,7 @@ class DevEvaluation(keras.callbacks.Callback):
     """After each epoch: dev BLEU/chrF, the best model, early stopping and the checkpoint.
 
     Adds `dev_bleu`, `dev_chrf`, `dev_exact_match` and `learning_rate` to the epoch logs
-    (so the progress bar and TensorBoard show them), writes them as TensorBoard scalars
+    (so the callbacks after it and the History see them), writes them as TensorBoard scalars
     under `logs/dev`, saves the model to `best_path` when BLEU improves, stops training
     after `patience` evaluations without a gain of `min_delta` BLEU or once `target_bleu`
     is reached. The training state is saved with `checkpoint_manager` twice: before the
@@ -63,7 +66,7 @@ class DevEvaluation(keras.callbacks.Callback):
       evaluate_fn: `() -> zoo.metrics.Scores` on the dev set.
       state: the `TrainingState` saved with the checkpoint.
       checkpoint_manager: a `tf.train.CheckpointManager` of model, optimizer and state.
-      best_path: where the best model goes (`best.keras`).
+      best_path: where the best model goes (`best.keras`); None saves none.
       log_dir: TensorBoard directory of the dev scalars.
       patience: evaluations without progress before stopping; 0 never stops.
       min_delta: BLEU gain that counts as progress.
@@ -121,7 +124,7 @@ class DevEvaluation(keras.callbacks.Callback):
 
         best = float(self.state.best_bleu.numpy())
         improved = scores.bleu > best
-        if improved:
+        if improved and self.best_path:
             save_model_atomically(self.model, self.best_path)
             self.state.best_bleu.assign(scores.bleu)
         if scores.bleu >= best + self.min_delta:
@@ -152,45 +155,89 @@ def _float(value):
     return None if value is None else float(value)
 
 
-class TrainingLimits(keras.callbacks.Callback):
+class StepCounter(keras.callbacks.Callback):
+    """Knows the optimizer step after each batch from Keras' batch index, not from the device.
+
+    Reading `optimizer.iterations` would wait for the step to finish on the accelerator;
+    the counter reads it once, when training begins.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.step = 0
+        self._epoch_start = 0
+
+    def on_train_begin(self, logs=None):
+        self.step = self._epoch_start = int(self.model.optimizer.iterations.numpy())
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start = self.step
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.step = self._epoch_start + batch + 1  # `batch` is the last step of the execution
+
+
+class TrainingLimits(StepCounter):
     """Stops training cleanly at a total step count or a wall-clock deadline.
 
-    Checked after every batch; the epoch then ends as usual (dev evaluation and
-    checkpoint), so nothing is lost.
+    Checked after every batch, on the host only; the epoch then ends as usual (dev
+    evaluation and checkpoint), so nothing is lost. Several workers must stop at the same
+    step: with `share`, the chief's clock decides, every `share_every` steps.
 
     Args:
       train_steps: stop once the optimizer has made this many steps in all runs; 0 = none.
       deadline: a `time.monotonic()` value after which to stop; None = none.
       state: the `TrainingState`; a step-limit stop marks it finished.
+      share: `[float] -> [float]`, the chief's values on every worker; None in one process.
+      share_every: steps between two shared deadline checks.
     """
 
-    def __init__(self, train_steps=0, deadline=None, state=None):
+    def __init__(self, train_steps=0, deadline=None, state=None, share=None, share_every=50):
         super().__init__()
         self.train_steps = train_steps
         self.deadline = deadline
         self.state = state
+        self.share = share
+        self.share_every = share_every
         self.stop_reason = None
+        self._next_share = 0
+
+    def _past_deadline(self):
+        past = self.deadline is not None and time.monotonic() >= self.deadline
+        if self.share is None:
+            return past
+        if self.step < self._next_share:
+            return False
+        self._next_share = self.step + self.share_every
+        return bool(self.share([float(past)])[0])
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.train_steps and int(self.model.optimizer.iterations.numpy()) >= self.train_steps:
+        super().on_train_batch_end(batch, logs)
+        if self.train_steps and self.step >= self.train_steps:
             self.stop_reason = f"reached train_steps={self.train_steps}"
             if self.state is not None:
                 self.state.finished.assign(1)
-        elif self.deadline is not None and time.monotonic() >= self.deadline:
+        elif self.deadline is not None and self._past_deadline():
             self.stop_reason = "wall-clock budget (max_train_minutes) spent"
         if self.stop_reason:
             self.model.stop_training = True
 
 
-class PeriodicCheckpoint(keras.callbacks.Callback):
+class PeriodicCheckpoint(StepCounter):
     """Saves the training state every `every_steps` optimizer steps (within epochs)."""
 
     def __init__(self, checkpoint_manager, every_steps):
         super().__init__()
         self.checkpoint_manager = checkpoint_manager
         self.every_steps = every_steps
+        self._saved = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        step = int(self.model.optimizer.iterations.numpy())
-        if self.every_steps and step % self.every_steps == 0:
+        super().on_train_batch_end(batch, logs)
+        if self.every_steps and self.step // self.every_steps > self._saved // self.every_steps:
             self.checkpoint_manager.save()
+            self._saved = self.step
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self._saved = self.step

@@ -12,206 +12,28 @@ index file is replaced atomically, so killing the process at any moment and runn
 same command again continues after the last completed epoch.
 """
 
-import json
+import dataclasses
 import os
+import shutil
 import time
-import warnings
 
 import keras
-import tensorflow as tf
 
 import zoo.models
-from zoo import data, metrics, plot
+from zoo import metrics, plot
+from zoo.atomic_write import write_json
 from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE
-from zoo.data import datasets
-from zoo.data.pipeline import make_dataset
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
-from zoo.training.precision import resolve_precision
-
-# Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
-# with other values cannot be resumed.
-MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
-VOCAB_FIELDS = (
-    "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
-    "vocab_min_count", "lowercase",
-)  # fmt: skip
-
-
-# -- data -----------------------------------------------------------------------------------
-
-
-def load_data(config):
-    """The training and dev pairs of the recipe's dataset: `{"train": [(src, tgt), ...], "dev": [...]}`.
-
-    See `zoo.data.datasets` (a training file always means dataset `tsv`).
-
-    Raises:
-      DataError: an unknown dataset, missing or malformed files, an empty split.
-    """
-    return datasets.load(config)
-
-
-def build_tokenizers(config, train_pairs, vocab_dir):
-    """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
-
-    Returns:
-      `(source_tokenizer, target_tokenizer)`.
-    """
-    tokenizers = []
-    for side, kind, size, column in (
-        ("source", config.source_tokenizer, config.source_vocab_size, 0),
-        ("target", config.target_tokenizer, config.target_vocab_size, 1),
-    ):
-        path = os.path.join(vocab_dir, side)
-        if os.path.isfile(os.path.join(path, "tokenizer.json")):  # written last by `save`
-            tokenizer = data.load_tokenizer(path)
-        else:
-            if kind not in data.tokenizer_types():
-                raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
-            tokenizer = data.build_tokenizer(
-                kind, [pair[column] for pair in train_pairs], max_size=size or None,
-                min_count=config.vocab_min_count, lowercase=config.lowercase,
-            )
-            tokenizer.save(path)
-        tokenizers.append(tokenizer)
-    return tuple(tokenizers)
-
-
-def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed):
-    """The training batches `((source_ids, target_in_ids), target_out_ids)`; see `make_dataset`."""
-    return make_dataset(
-        pairs, source_tokenizer, target_tokenizer, config.batch_size,
-        max_source_length=config.max_source_length or None,
-        max_target_length=config.max_target_length or None,
-        shuffle=True, seed=seed, drop_long=config.drop_long,
-    )
-
-
-def count_batches(dataset):
-    """`(batches, real tokens)` of one pass over a dataset; real = non-pad source + target tokens."""
-    batches, tokens = 0, 0
-    for (source_ids, _), target_out_ids in dataset:
-        batches += 1
-        tokens += int(tf.math.count_nonzero(source_ids)) + int(tf.math.count_nonzero(target_out_ids))
-    return batches, tokens
-
-
-# -- model and optimization -----------------------------------------------------------------
-
-
-def build_model(config, source_vocab_size, target_vocab_size):
-    """The preset `config.model` with the config's sizes (those the preset takes)."""
-    overrides = zoo.models.recipe_overrides(config.model, config)
-    dtype = resolve_precision(config.precision)
-    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup to `peak`, then constant, inverse square root or exponential decay.
-
-    lr(step) = peak * min(1, step / warmup) * decay(step), never below `minimum`, with
-      constant:     decay = 1
-      inverse_sqrt: decay = sqrt(warmup / max(step, warmup))  (Vaswani et al., 2017)
-      exponential:  decay = rate ** (max(step - warmup, 0) / decay_steps)
-    """
-
-    def __init__(self, peak, kind="inverse_sqrt", warmup_steps=0, decay_steps=1000, decay_rate=0.5,
-                 minimum=0.0):
-        if kind not in ("constant", "inverse_sqrt", "exponential"):
-            raise ValueError(f"unknown lr_schedule {kind!r}; expected 'constant', 'inverse_sqrt' or 'exponential'")
-        self.peak = float(peak)
-        self.kind = kind
-        self.warmup_steps = int(warmup_steps)
-        self.decay_steps = int(decay_steps)
-        self.decay_rate = float(decay_rate)
-        self.minimum = float(minimum)
-
-    def __call__(self, step):
-        step = keras.ops.cast(step, "float32") + 1.0
-        warmup = float(max(self.warmup_steps, 1))
-        rate = keras.ops.minimum(1.0, step / warmup)
-        if self.kind == "inverse_sqrt":
-            rate = rate * keras.ops.sqrt(warmup / keras.ops.maximum(step, warmup))
-        elif self.kind == "exponential":
-            rate = rate * keras.ops.power(self.decay_rate, keras.ops.maximum(step - warmup, 0.0) / self.decay_steps)
-        return keras.ops.maximum(self.peak * rate, self.minimum)
-
-    def get_config(self):
-        return dict(peak=self.peak, kind=self.kind, warmup_steps=self.warmup_steps, decay_steps=self.decay_steps,
-                    decay_rate=self.decay_rate, minimum=self.minimum)
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class MaskedAccuracy(keras.metrics.Mean):
-    """Share of non-pad target positions whose arg-max prediction is the reference token."""
-
-    def __init__(self, name="accuracy", pad_id=data.vocabulary.PAD_ID, **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.pad_id = pad_id
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true = keras.ops.cast(y_true, "int32")  # (B, T)
-        hits = keras.ops.cast(keras.ops.equal(keras.ops.argmax(y_pred, axis=-1), y_true), "float32")
-        mask = keras.ops.cast(keras.ops.not_equal(y_true, self.pad_id), "float32")
-        return super().update_state(hits, sample_weight=mask)
-
-    def get_config(self):
-        return dict(super().get_config(), pad_id=self.pad_id)
-
-
-def compile_model(model, config):
-    """Adam with gradient clipping and the config's schedule; masked cross-entropy and accuracy."""
-    schedule = WarmupSchedule(config.learning_rate, config.lr_schedule, config.warmup_steps,
-                              config.decay_steps, config.decay_rate, config.min_learning_rate)
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, clipnorm=config.clipnorm or None),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=data.vocabulary.PAD_ID),
-        metrics=[MaskedAccuracy()],
-    )
-    model.optimizer.build(model.trainable_variables)  # its slots must exist before a restore
-    return model
-
+from zoo.training import distribute
+from zoo.training.inputs import build_model, build_tokenizers, load_data, make_train_dataset  # noqa: F401
+from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training's names)
+from zoo.training.placement import fit, place, prepare
+from zoo.training.progress_bar import StepsProgbar
+from zoo.training.validation import validate_config
+from zoo.training.workdir import check_config
 
 # -- the workdir ----------------------------------------------------------------------------
-
-
-def check_config(config, workdir):
-    """Writes `config.json`, refusing a workdir trained with another model or vocabulary."""
-    path = os.path.join(workdir, "config.json")
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-        changed = [
-            f"{field}: {saved.get(field)!r} -> {config[field]!r}"
-            for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
-            if field in config and field in saved and saved[field] != config[field]
-        ]
-        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
-            raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
-                             "expected the same config to resume, or a new --workdir")
-    _write_json(path, config.to_dict())
-
-
-def _write_json(path, value):
-    """Writes JSON through a temporary file, so a kill never leaves half a file."""
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(temporary, path)
-
-
-def validate_config(config):
-    """Fails early, before any data is read, on values that cannot work."""
-    zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))  # names the valid values
-    resolve_precision(config.precision)  # names the valid policies
-    if config.bleu_tokenize not in metrics.BLEU_TOKENIZERS:
-        raise ValueError(f"unknown bleu_tokenize {config.bleu_tokenize!r}; expected one of {list(metrics.BLEU_TOKENIZERS)}")
-    for field in ("batch_size", "num_epochs"):
-        if config[field] < 1:
-            raise ValueError(f"{field} must be >= 1, got {config[field]}")
 
 
 def _export(export_fn, workdir, log):
@@ -235,6 +57,92 @@ def _plot(translator, pair, workdir):
     return plot.save_figure(figure, os.path.join(workdir, ATTENTION_PLOT_FILE))
 
 
+def _callbacks(config, placement, translator, dev_pairs, state, manager, deadline, log, steps_per_epoch):
+    """The dev evaluation, the step/time limits, TensorBoard and periodic checkpoints of `fit`."""
+    eval_pairs = dev_pairs[: config.max_eval_sentences or None]
+
+    def dev_scores():  # decoded by the chief; every worker gets its numbers
+        scores = None
+        if placement.chief:
+            scores = evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
+                              config.bleu_tokenize, None if config.verbose else False)[0]
+        if placement.share is None:
+            return scores
+        bleu, chrf, exact_match = placement.share([scores.bleu, scores.chrf, scores.exact_match] if scores else [0] * 3)
+        if scores is None:
+            return metrics.Scores(bleu, chrf, exact_match, "", "", len(eval_pairs))
+        return dataclasses.replace(scores, bleu=bleu, chrf=chrf, exact_match=exact_match)
+
+    dev_eval = zoo_callbacks.DevEvaluation(
+        # Every worker saves (Keras' save creates variables, a collective op); the chief's lands in the workdir.
+        dev_scores, state, manager, os.path.join(placement.own_dir, "best.keras"),
+        os.path.join(placement.own_dir, "logs", "dev"),
+        patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
+        target_bleu=config.target_bleu,
+        print_fn=log,
+    )
+    limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state, share=placement.share)
+    logs = os.path.join(placement.own_dir, "logs")
+    # The bar before the dev evaluation: its line is finished when the evaluation reports.
+    bar = [StepsProgbar(steps_per_epoch, config.train_steps)] if config.verbose and placement.chief else []
+    callbacks = [limits, *bar, dev_eval, keras.callbacks.TensorBoard(logs, update_freq=50)]
+    if config.checkpoint_every_steps:
+        callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
+
+    return dev_eval, limits, callbacks
+
+
+def _final_evaluation(config, workdir, model, translator, dev_pairs, log):
+    """Scores the best model with beam search on the whole dev set; logs samples; plots attention."""
+    best_path = os.path.join(workdir, "best.keras")
+    if os.path.isfile(best_path):
+        model.set_weights(keras.models.load_model(best_path, compile=False).get_weights())
+    scores, hypotheses = evaluate(translator, dev_pairs, config.final_beam_width, config.eval_batch_size,
+                                  config.bleu_tokenize, None if config.verbose else False,
+                                  label=f"dev BLEU, beam {config.final_beam_width}")
+    log(f"dev ({len(dev_pairs)} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
+        f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
+    log(f"  {scores.bleu_signature}")
+    for (source, reference), hypothesis in list(zip(dev_pairs, hypotheses))[: config.num_samples]:
+        log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
+    # A dev sentence long enough for the plot to show reordering.
+    example = next((pair for pair in dev_pairs if len(pair[0]) >= 12), dev_pairs[0])
+    return scores, _plot(translator, example, workdir)
+
+
+def _results(config, strategy, model, state, scores, dev_eval, attention_path, initial_step, tokens_per_batch):
+    """The fields of `results.json` known once the final evaluation is done."""
+    total_steps, train_seconds = int(model.optimizer.iterations.numpy()), float(state.train_seconds.numpy())
+    results = {
+        "recipe": config.recipe,
+        "preset": config.model,
+        "bleu": scores.bleu,
+        "chrf": scores.chrf,
+        "bleu_signature": scores.bleu_signature,
+        "chrf_signature": scores.chrf_signature,
+        "exact_match": scores.exact_match,
+        "dev_sentences": scores.sentences,
+        "beam_width": config.final_beam_width,
+        "params": int(model.count_params()),
+        "strategy": distribute.strategy_name(strategy),
+        "replicas": strategy.num_replicas_in_sync,
+        "precision": model.dtype_policy.name,
+        # Mean real tokens per batch of a full pass times the steps, over the training time
+        # (dev evaluations excluded) of all runs of this workdir.
+        "train_tokens_per_second": (total_steps * tokens_per_batch / train_seconds) if train_seconds else None,
+        "train_seconds": float(state.train_seconds.numpy()),
+        "wall_time_seconds": None,
+        "train_steps": int(model.optimizer.iterations.numpy()),
+        "epochs": int(state.epoch.numpy()),
+        "resumed_from_step": initial_step,
+        "best_dev_bleu_during_training": float(state.best_bleu.numpy()),
+        "evaluations": dev_eval.history,
+        "attention_plot": attention_path,
+        "export_path": None,
+    }
+    return results
+
+
 def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     """Trains `config`'s model in `workdir`, resuming from its checkpoint if there is one.
 
@@ -247,8 +155,13 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
         `export_path` of the results, a failure is logged and kept as `export_error`.
         None: no export.
 
+    Under `config.strategy` (docs/scaling.md) the global batch is split across the
+    replicas, and every worker of a cluster runs this same function; only the chief
+    writes the workdir, decodes the dev set and exports.
+
     Returns:
-      The results dict written to `workdir/results.json`.
+      The results dict written to `workdir/results.json` (the chief's; another worker
+      returns its step count only).
 
     Raises:
       zoo.data.DataError / ValueError: bad data or config (the message says which).
@@ -257,117 +170,59 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     wall_start = time.monotonic()
     deadline = wall_start + 60 * config.max_train_minutes if config.max_train_minutes else None
     validate_config(config)
+    placement = place(config, workdir)  # before TensorFlow runs any op
     splits = load_data(config)
-    os.makedirs(workdir, exist_ok=True)
-    check_config(config, workdir)
+    check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
-    source_tokenizer, target_tokenizer = build_tokenizers(config, splits["train"], os.path.join(workdir, "vocab"))
-
-    model = compile_model(build_model(config, source_tokenizer.vocab_size, target_tokenizer.vocab_size), config)
-    state = zoo_callbacks.TrainingState()
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(workdir, "checkpoints"),
-                                         max_to_keep=config.checkpoints_to_keep)
-    if manager.latest_checkpoint:
-        checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, "vocab"),
+                                  None if config.verbose else False)  # verbose=0: no progress of any kind
+    run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
+    model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())
-
-    # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
-    dataset = make_train_dataset(config, splits["train"], source_tokenizer, target_tokenizer,
-                                 seed=config.seed * 100003 + initial_epoch)
-    batches, tokens_per_pass = count_batches(dataset)  # also fills the dataset's token cache
-    steps_per_epoch = config.steps_per_epoch or batches
-    log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters")
-    log(f"  data: {len(splits['train']):,} training pairs ({batches} batches of <= {config.batch_size}), "
-        f"{len(splits['dev']):,} dev pairs; vocab {source_tokenizer.vocab_size} source / "
-        f"{target_tokenizer.vocab_size} target tokens")
-    if manager.latest_checkpoint:
-        log(f"  resuming from {manager.latest_checkpoint}: epoch {initial_epoch}, step {initial_step}, "
+    log(f"  {len(splits['dev']):,} dev pairs")
+    if run.latest:
+        log(f"  resuming from {run.latest}: epoch {initial_epoch}, step {initial_step}, "
             f"best dev BLEU {float(state.best_bleu.numpy()):.2f}")
 
-    translator = KerasTranslator(model, source_tokenizer, target_tokenizer, config.max_source_length or None,
+    translator = KerasTranslator(model, *tokenizers, config.max_source_length or None,
                                  (config.max_target_length + 1) if config.max_target_length else None,
                                  config.length_penalty)
-    eval_pairs = splits["dev"][: config.max_eval_sentences or None]
-    dev_eval = zoo_callbacks.DevEvaluation(
-        lambda: evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
-                         config.bleu_tokenize)[0],
-        state, manager, os.path.join(workdir, "best.keras"), os.path.join(workdir, "logs", "dev"),
-        patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
-        target_bleu=config.target_bleu,
-        print_fn=(lambda line: log("\n" + line)) if config.verbose == 1 else log,  # after the progress bar
-    )
-    limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state)
-    callbacks = [limits, dev_eval, keras.callbacks.TensorBoard(os.path.join(workdir, "logs"), update_freq=50)]
-    if config.checkpoint_every_steps:
-        callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
-
+    dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
+                                             deadline, log, run.steps_per_epoch)
     dev_eval.set_model(model)
     dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
             or (config.train_steps and initial_step >= config.train_steps))
     if not done:
-        with warnings.catch_warnings():  # Keras warns that fit's shuffle does not apply to a tf.data input
-            warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
-            model.fit(dataset.repeat(), epochs=config.num_epochs, initial_epoch=initial_epoch,
-                      steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=config.verbose)
+        fit(config, placement, run, callbacks)
         for reason in (limits.stop_reason, dev_eval.stop_reason):
             if reason:
                 log(f"stopped: {reason}")
     else:
         log("training already finished in this workdir; evaluating the best model")
-    total_steps, train_seconds = int(model.optimizer.iterations.numpy()), float(state.train_seconds.numpy())
+    if not placement.chief:  # the chief decodes, exports and reports
+        shutil.rmtree(placement.own_dir, ignore_errors=True)
+        return {"train_steps": int(model.optimizer.iterations.numpy()), "chief": False}
 
-    # The final evaluation uses the best model, with beam search.
-    best_path = os.path.join(workdir, "best.keras")
-    if os.path.isfile(best_path):
-        model.set_weights(keras.models.load_model(best_path, compile=False).get_weights())
-    scores, hypotheses = evaluate(translator, splits["dev"], config.final_beam_width, config.eval_batch_size,
-                                  config.bleu_tokenize)
-    log(f"dev ({len(splits['dev'])} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
-        f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
-    log(f"  {scores.bleu_signature}")
-    for (source, reference), hypothesis in list(zip(splits["dev"], hypotheses))[: config.num_samples]:
-        log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
-    # A dev sentence long enough for the plot to show reordering.
-    example = next((pair for pair in splits["dev"] if len(pair[0]) >= 12), splits["dev"][0])
-    attention_path = _plot(translator, example, workdir)
-    curves_path = plot.save_figure(plot.curves_figure(workdir), os.path.join(workdir, CURVES_PLOT_FILE))
-
-    results = {
-        "recipe": config.recipe,
-        "preset": config.model,
-        "bleu": scores.bleu,
-        "chrf": scores.chrf,
-        "bleu_signature": scores.bleu_signature,
-        "chrf_signature": scores.chrf_signature,
-        "exact_match": scores.exact_match,
-        "dev_sentences": scores.sentences,
-        "beam_width": config.final_beam_width,
-        "params": int(model.count_params()),
-        # Mean real tokens per batch of a full pass times the steps, over the training time
-        # (dev evaluations excluded) of all runs of this workdir.
-        "train_tokens_per_second": (total_steps * tokens_per_pass / batches / train_seconds) if train_seconds else None,
-        "train_seconds": float(state.train_seconds.numpy()),
-        "wall_time_seconds": None,
-        "train_steps": int(model.optimizer.iterations.numpy()),
-        "epochs": int(state.epoch.numpy()),
-        "resumed_from_step": initial_step,
-        "best_dev_bleu_during_training": float(state.best_bleu.numpy()),
-        "evaluations": dev_eval.history,
-        "attention_plot": attention_path,
-        "curves_plot": curves_path,
-        "export_path": None,
-    }
+    training_end = time.monotonic()
+    scores, attention_path = _final_evaluation(config, workdir, model, translator, splits["dev"], log)
+    results = _results(config, placement.strategy, model, state, scores, dev_eval, attention_path, initial_step,
+                       run.tokens_per_batch)
+    # What max_train_minutes bounds (start to end of training) and what comes after it.
+    results["curves_plot"] = plot.save_figure(plot.curves_figure(workdir), os.path.join(workdir, CURVES_PLOT_FILE))
+    results["until_training_end_seconds"] = training_end - wall_start
+    results["final_evaluation_seconds"] = time.monotonic() - training_end
+    export_start = time.monotonic()
     results["export_path"], export_error = (
         _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
     )
+    results["export_seconds"] = time.monotonic() - export_start if results["export_path"] else None
     if export_error:
         results["export_error"] = export_error
     results["wall_time_seconds"] = time.monotonic() - wall_start
     results_path = os.path.join(workdir, "results.json")
-    _write_json(results_path, results)
-    log(f"wrote {results_path}, {attention_path}, {curves_path}"
+    write_json(results_path, results, sort_keys=True)
+    log(f"wrote {results_path}, {attention_path}, {results['curves_plot']}"
         + (f", export {results['export_path']}" if results["export_path"] else "")
         + f" ({results['wall_time_seconds']:.0f}s wall time)")
     return results

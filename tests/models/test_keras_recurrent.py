@@ -1,0 +1,75 @@
+"""The zoo's LSTM/GRU weights in Keras' own layers (the cuDNN path on a GPU) give the same numbers."""
+
+import keras
+import numpy as np
+import pytest
+
+from zoo.models import keras_recurrent
+from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.recurrent_cells import make_cell
+
+LENGTHS = np.array([7, 4, 1])  # right-padded, as the pipeline pads
+MASK = np.arange(7)[None, :] < LENGTHS[:, None]  # (3, 7)
+EMBEDDED = np.random.RandomState(0).normal(size=(3, 7, 5)).astype("float32")
+
+
+def _randomize_biases(cells, seed):
+    for i, cell in enumerate(cells):
+        cell.bias.assign(np.random.RandomState(seed + i).normal(size=cell.bias.shape).astype("float32"))
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_keras_bidirectional_layers_compute_the_encoder(kind):
+    keras.utils.set_random_seed(1)
+    encoder = BidirectionalEncoder(kind, units=6, num_layers=2)
+    encoder(EMBEDDED, mask=MASK)  # builds it
+    _randomize_biases(encoder.forward_cells + encoder.backward_cells, seed=3)
+    outputs, final_forward, final_backward = (keras.ops.convert_to_numpy(t) for t in encoder(EMBEDDED, mask=MASK))
+
+    states = 2 if kind == "lstm" else 1
+    inputs = EMBEDDED
+    for i in range(2):
+        results = keras_recurrent.keras_bidirectional(encoder, i)(inputs, mask=MASK)
+        inputs = keras.ops.convert_to_numpy(results[0]) * MASK[..., None]  # padded outputs are 0 in the zoo
+    np.testing.assert_allclose(inputs, outputs, atol=1e-5)
+    np.testing.assert_allclose(results[1], final_forward, atol=1e-5)  # h after the last real token
+    np.testing.assert_allclose(results[1 + states], final_backward, atol=1e-5)  # h after the first token
+    assert np.abs(outputs).max() > 0.1 and np.abs(final_backward[2] - final_backward[0]).max() > 1e-2
+
+
+def _run_cell(cell, inputs):
+    """The zoo cell over `(B, T, D)` inputs, step by step; returns the last `h`."""
+    state = cell.initial_state(keras.ops.zeros((inputs.shape[0], cell.units)))
+    for t in range(inputs.shape[1]):
+        h, state = cell.step(cell.project_inputs(inputs[:, t]), state)
+    return keras.ops.convert_to_numpy(h)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_keras_layer_weights_load_into_a_cell(kind):
+    keras.utils.set_random_seed(2)
+    layer = keras.layers.LSTM(4) if kind == "lstm" else keras.layers.GRU(4, reset_after=True)
+    layer.build((None, None, 5))
+    weights = [np.random.RandomState(i).normal(size=w.shape).astype("float32") for i, w in enumerate(layer.weights)]
+    if kind == "gru":
+        weights[2][1, 8:] = 0.0  # the candidate's recurrent bias: the zoo's GRU has none
+    layer.set_weights(weights)
+    cell = make_cell(kind, 4, 5)
+    cell.build()
+    keras_recurrent.set_cell_weights(cell, layer)
+    np.testing.assert_allclose(_run_cell(cell, EMBEDDED), keras.ops.convert_to_numpy(layer(EMBEDDED)), atol=1e-5)
+    back = keras_recurrent.keras_layer(cell)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(back(EMBEDDED)), keras.ops.convert_to_numpy(layer(EMBEDDED)),
+                               atol=1e-5)
+
+
+def test_a_gru_candidate_recurrent_bias_is_refused():
+    layer = keras.layers.GRU(4, reset_after=True)
+    layer.build((None, None, 5))
+    kernel, recurrent_kernel, bias = layer.get_weights()
+    bias[1, 9] = 0.5
+    layer.set_weights([kernel, recurrent_kernel, bias])
+    cell = make_cell("gru", 4, 5)
+    cell.build()
+    with pytest.raises(ValueError, match="recurrent bias of the candidate gate is not zero"):
+        keras_recurrent.set_cell_weights(cell, layer)

@@ -1,0 +1,117 @@
+"""zoo-train's callbacks on a tiny Keras model: early stopping, target BLEU, limits, periodic checkpoints."""
+
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.metrics import Scores
+from zoo.training import DevEvaluation, TrainingLimits, TrainingState
+from zoo.training.callbacks import PeriodicCheckpoint
+
+STEPS_PER_EPOCH = 6
+
+
+def tiny_model():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def data():
+    return tf.data.Dataset.from_tensor_slices((np.ones((6, 2), "float32"), np.ones((6, 1), "float32"))).batch(1).repeat()
+
+
+def manager_for(model, state, directory, keep=50):
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
+    return tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=keep)
+
+
+def scripted(bleus):
+    """An evaluate_fn returning these dev BLEUs in turn."""
+    queue = list(bleus)
+
+    def evaluate():
+        bleu = queue.pop(0)
+        return Scores(bleu=bleu, chrf=bleu, exact_match=0.0, bleu_signature="s", chrf_signature="s", sentences=1)
+
+    return evaluate
+
+
+def run_dev_evaluation(tmp_path, bleus, epochs=10, **kwargs):
+    model, state = tiny_model(), TrainingState()
+    lines = []
+    dev_eval = DevEvaluation(scripted(bleus), state, manager_for(model, state, tmp_path / "ckpt"),
+                             str(tmp_path / "best.keras"), str(tmp_path / "logs"), print_fn=lines.append, **kwargs)
+    model.fit(data(), epochs=epochs, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[dev_eval], verbose=0)
+    return dev_eval, state, lines
+
+
+def test_early_stopping_counts_evaluations_without_a_gain_of_min_delta(tmp_path):
+    # 10 -> 10.3 is a new best but not a gain of 0.5 (1 bad), 10.4 neither (2 bad): stop after epoch 3.
+    dev_eval, state, lines = run_dev_evaluation(tmp_path, [10.0, 10.3, 10.4, 50.0], patience=2, min_delta=0.5)
+    assert [h["epoch"] for h in dev_eval.history] == [1, 2, 3]
+    assert [h["step"] for h in dev_eval.history] == [6, 12, 18]
+    assert dev_eval.stop_reason == "early stopping: no BLEU gain of 0.5 in 2 evaluations"
+    assert float(state.best_bleu.numpy()) == 10.4 and int(state.finished.numpy()) == 1
+    assert int(state.bad_evaluations.numpy()) == 2 and int(state.epoch.numpy()) == 3
+    assert os.path.isfile(tmp_path / "best.keras")
+    assert [line.endswith("*best*") for line in lines[:2]] == [True, True] and "early stopping" in lines[2]
+
+
+def test_a_gain_resets_the_patience_and_zero_patience_never_stops(tmp_path):
+    dev_eval, _, _ = run_dev_evaluation(tmp_path / "a", [10.0, 10.1, 20.0, 20.1, 20.2, 90.0], patience=2,
+                                        min_delta=0.5, epochs=6)
+    assert len(dev_eval.history) == 5  # 10.1 bad, 20.0 resets, 20.1 and 20.2 bad: stop at 5
+    dev_eval, state, _ = run_dev_evaluation(tmp_path / "b", [5.0, 4.0, 3.0, 2.0], patience=0, epochs=4)
+    assert len(dev_eval.history) == 4 and dev_eval.stop_reason is None and int(state.finished.numpy()) == 0
+
+
+def test_target_bleu_stops_once_reached(tmp_path):
+    dev_eval, state, lines = run_dev_evaluation(tmp_path / "a", [50.0, 89.9, 90.0, 99.0], target_bleu=90.0)
+    assert len(dev_eval.history) == 3 and dev_eval.stop_reason == "target BLEU 90.0 reached"
+    assert int(state.finished.numpy()) == 1 and lines[-1].endswith("; target BLEU 90.0 reached")
+    dev_eval, _, _ = run_dev_evaluation(tmp_path / "b", [50.0, 99.0, 100.0], target_bleu=0.0, epochs=3)
+    assert len(dev_eval.history) == 3 and dev_eval.stop_reason is None
+
+
+def test_train_steps_stop_exactly_and_finish_the_run():
+    model, state = tiny_model(), TrainingState()
+    limits = TrainingLimits(train_steps=8, state=state)
+    model.fit(data(), epochs=5, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[limits], verbose=0)
+    assert int(model.optimizer.iterations.numpy()) == 8
+    assert limits.stop_reason == "reached train_steps=8" and int(state.finished.numpy()) == 1
+
+
+def test_the_deadline_stops_within_a_step_and_leaves_the_run_resumable():
+    model, state = tiny_model(), TrainingState()
+
+    limits = TrainingLimits(deadline=None, state=state)
+
+    class SlowSteps(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if limits.deadline is None:  # 0.3 s from the end of the first (traced) step
+                limits.deadline = time.monotonic() + 0.3
+            time.sleep(0.05)
+
+    model.fit(data(), epochs=100, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[SlowSteps(), limits], verbose=0)
+    late = time.monotonic() - limits.deadline
+    steps = int(model.optimizer.iterations.numpy())
+    assert 2 <= steps < 600 and 0 <= late < 5, (steps, late)
+    assert limits.stop_reason == "wall-clock budget (max_train_minutes) spent"
+    assert int(state.finished.numpy()) == 0  # a budget stop is not the end: a rerun trains on
+
+
+def test_periodic_checkpoints_hold_the_step_they_were_taken_at(tmp_path):
+    model, state = tiny_model(), TrainingState()
+    manager = manager_for(model, state, tmp_path)
+    model.fit(data(), epochs=2, steps_per_epoch=STEPS_PER_EPOCH, verbose=0,
+              callbacks=[PeriodicCheckpoint(manager, every_steps=5)])
+    saved = [int(tf.train.load_checkpoint(path).get_tensor("optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"))
+             for path in manager.checkpoints]
+    assert saved == [5, 10]
+    assert PeriodicCheckpoint(manager, every_steps=0).every_steps == 0  # 0 = epoch checkpoints only

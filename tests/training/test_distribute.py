@@ -1,0 +1,75 @@
+"""Strategy names, TF_CONFIG, chief detection and the XLA / steps-per-execution defaults (one process)."""
+
+import json
+import types
+
+import pytest
+import tensorflow as tf
+
+from zoo.training import distribute
+
+CLUSTER = {"cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}, "task": {"type": "worker", "index": 1}}
+
+
+def test_auto_picks_the_cluster_then_the_tpu_then_the_gpus(tmp_path):
+    accel = tmp_path / "accel0"
+    accel.write_text("")
+    assert distribute.auto_strategy({"TF_CONFIG": json.dumps(CLUSTER)}, gpus=0, tpu_device_files=()) == "multi_worker"
+    assert distribute.auto_strategy({}, gpus=0, tpu_device_files=(str(accel),)) == "tpu"
+    assert distribute.auto_strategy({"TPU_NAME": "my-tpu"}, gpus=0, tpu_device_files=()) == "tpu"
+    assert distribute.auto_strategy({}, gpus=4, tpu_device_files=()) == "mirrored"
+    assert distribute.auto_strategy({}, gpus=1, tpu_device_files=()) == "one_device"
+    assert distribute.auto_strategy({}, gpus=0, tpu_device_files=()) == "one_device"
+    one_task = {"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 0}}
+    assert distribute.auto_strategy({"TF_CONFIG": json.dumps(one_task)}, gpus=0, tpu_device_files=()) == "one_device"
+
+
+def test_tf_config_is_counted_and_a_broken_one_is_named():
+    assert distribute.cluster_tasks({}) == 0
+    assert distribute.cluster_tasks({"TF_CONFIG": json.dumps(CLUSTER)}) == 2
+    with_chief = {"cluster": {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}}
+    assert distribute.cluster_tasks({"TF_CONFIG": json.dumps(with_chief)}) == 3
+    with pytest.raises(ValueError, match="TF_CONFIG is not a JSON object"):
+        distribute.cluster_tasks({"TF_CONFIG": "{not json"})
+
+
+def test_bad_names_and_a_missing_cluster_are_refused(monkeypatch):
+    with pytest.raises(ValueError, match=r"unknown strategy 'horovod'; expected one of \['auto', 'one_device'"):
+        distribute.resolve_strategy("horovod")
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="strategy 'multi_worker' needs TF_CONFIG"):
+        distribute.resolve_strategy("multi_worker")
+
+
+def test_one_device_on_a_cpu_machine_is_the_chief_and_compiles_nothing(tmp_path):
+    strategy = distribute.resolve_strategy("one_device")
+    assert strategy.num_replicas_in_sync == 1 and distribute.accelerator(strategy) == "cpu"
+    assert distribute.strategy_name(strategy) == "one_device"
+    assert distribute.strategy_name(distribute.resolve_strategy("mirrored")) == "mirrored"
+    assert distribute.is_chief(strategy) and not distribute.is_multi_worker(strategy)
+    assert distribute.private_dir(str(tmp_path), strategy) == str(tmp_path)
+    assert distribute.broadcast_from_chief(strategy, [1.5, 2]) == [1.5, 2.0]
+    assert distribute.resolve_jit_compile("auto", strategy) is False
+    assert distribute.resolve_jit_compile("True", strategy) is True
+    assert distribute.resolve_jit_compile(False, strategy) is False
+    with pytest.raises(ValueError, match="jit_compile must be 'auto', 'true' or 'false', got 'yes'"):
+        distribute.resolve_jit_compile("yes", strategy)
+    assert distribute.resolve_steps_per_execution(0, strategy) == 1
+    assert distribute.resolve_steps_per_execution(50, strategy, steps_per_epoch=20) == 20
+    with pytest.raises(ValueError, match="steps_per_execution must be >= 0, got -1"):
+        distribute.resolve_steps_per_execution(-1, strategy)
+
+
+def test_data_sharding_policy():
+    dataset = distribute.shard_by_data(tf.data.Dataset.range(4))
+    assert dataset.options().experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.DATA
+
+
+@pytest.mark.parametrize("device, kind, jit, steps", [("TPU", "tpu", True, 100), ("GPU", "gpu", True, 1)])
+def test_accelerators_compile_and_tpus_run_many_steps_per_call(device, kind, jit, steps):
+    devices = tuple(f"/job:worker/replica:0/task:0/device:{device}:{i}" for i in range(2))
+    strategy = types.SimpleNamespace(extended=types.SimpleNamespace(worker_devices=devices))
+    assert distribute.accelerator(strategy) == kind
+    assert distribute.resolve_jit_compile("auto", strategy) is jit
+    assert distribute.resolve_steps_per_execution(0, strategy, steps_per_epoch=500) == steps
+    assert distribute.resolve_steps_per_execution(0, strategy, steps_per_epoch=30) == min(steps, 30)

@@ -1,0 +1,69 @@
+"""Recipe field validation: each field's limits, checked before any data is read."""
+
+import pytest
+
+import recipes
+from recipes.configs import base
+from zoo.training.validation import RULES, config_problems, validate_config
+
+FREE = {"seed", "dates_seed"}  # any integer is a valid seed
+
+
+def test_every_number_and_choice_of_base_has_a_rule():
+    defaults = base.get_config()
+    numbers = {k for k in defaults.keys() if type(defaults[k]) in (int, float)}
+    assert numbers - FREE <= set(RULES), sorted(numbers - FREE - set(RULES))
+    for field in ("model", "precision", "lr_schedule", "bleu_tokenize", "source_tokenizer", "encoder_cell"):
+        assert field in RULES
+
+
+@pytest.mark.parametrize("name", recipes.recipe_names())
+def test_every_recipe_is_valid(name):
+    assert config_problems(recipes.load_config(name)) == []
+
+
+@pytest.mark.parametrize(
+    "field, bad, good",
+    [
+        ("batch_size", 0, 1), ("eval_batch_size", -1, 1), ("num_epochs", 0, 1), ("learning_rate", 0.0, 1e-5),
+        ("eval_beam_width", 0, 1), ("final_beam_width", -3, 1), ("length_penalty", -0.1, 0.0),
+        ("dropout", 1.0, 0.0), ("decay_rate", 0.0, 1.0), ("decay_steps", 0, 1), ("warmup_steps", -1, 0),
+        ("target_bleu", 100.5, 100.0), ("early_stopping_patience", -1, 0), ("checkpoints_to_keep", 0, 1),
+        ("max_train_minutes", -1.0, 0.0), ("train_steps", -5, 0), ("verbose", 3, 2), ("embedding_dim", 0, 1),
+        ("encoder_layers", 0, 1), ("source_vocab_size", 4, 0), ("target_vocab_size", 2, 5),
+        ("vocab_min_count", 0, 1), ("max_bad_fraction", 1.5, 1.0), ("max_source_length", -1, 0),
+        ("lr_schedule", "cosine", "constant"), ("source_tokenizer", "bpe9", "word"), ("encoder_cell", "rnn", "gru"),
+        ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),
+        ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0),
+    ],
+)  # fmt: skip
+def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):
+    config = recipes.load_config("dates_bahdanau")
+    config[field] = bad
+    with pytest.raises(ValueError) as raised:
+        validate_config(config)
+    message = str(raised.value)
+    assert message.startswith(f"invalid config: {field}={bad!r} (expected ") and "\n" not in message, message
+    config[field] = good
+    validate_config(config)
+
+
+def test_all_problems_at_once_and_the_cross_field_floor():
+    config = recipes.load_config("text")
+    config.update(batch_size=0, model="transformer", min_learning_rate=0.5)
+    assert config_problems(config) == [
+        "model='transformer': Unknown model preset 'transformer'; expected one of ['rnnenc', 'bahdanau', "
+        "'luong_dot', 'luong_general', 'luong_concat', 'reduced_rank'].",
+        "batch_size=0 (expected >= 1)",
+        "min_learning_rate=0.5 (expected <= learning_rate=0.001: the schedule never goes below it)",
+    ]
+
+
+def test_the_model_fields_are_checked_together():
+    config = recipes.load_config("dates_bahdanau")
+    config.attention = "concat"  # bahdanau has its own additive score, no choice of score
+    problems = config_problems(config)
+    assert len(problems) == 1 and problems[0].startswith("model='bahdanau': ") and "attention" in problems[0]
+    config = recipes.load_config("dates_luong_general")
+    config.attention = "concat"
+    assert config_problems(config) == []

@@ -1,0 +1,88 @@
+"""The zoo's LSTM/GRU cells as Keras' own `LSTM`/`GRU` layers (cuDNN kernels on a GPU), and back.
+
+The cells keep Keras' gate order (LSTM i, f, c, o; GRU z, r, n with the reset gate after
+the recurrent product, `reset_after=True`), so the weights carry over: an LSTM's three
+arrays as they are; a GRU's single bias becomes Keras' input bias, with a zero recurrent
+bias. Keras picks its cuDNN kernel on a GPU when the mask is right-padded (the zoo's
+pipeline pads on the right) and the layer keeps its default activations.
+"""
+
+import keras
+import numpy as np
+
+from zoo.models.recurrent_cells import GRUCell, LSTMCell
+
+
+def keras_weights(cell):
+    """The weights of a built `LSTMCell`/`GRUCell` in the order `keras.layers.LSTM`/`GRU` holds them."""
+    kernel, recurrent_kernel, bias = (
+        keras.ops.convert_to_numpy(w) for w in (cell.kernel, cell.recurrent_kernel, cell.bias)
+    )
+    if isinstance(cell, LSTMCell):
+        return [kernel, recurrent_kernel, bias]
+    if isinstance(cell, GRUCell):
+        return [kernel, recurrent_kernel, np.stack([bias, np.zeros_like(bias)])]
+    raise TypeError(f"expected an LSTMCell or GRUCell, received {type(cell).__name__}")
+
+
+def set_cell_weights(cell, layer):
+    """Copies the weights of a Keras `LSTM`/`GRU` layer (or its cell) into a zoo cell of the same sizes.
+
+    Raises:
+      ValueError: the shapes differ, or a GRU's recurrent bias on the candidate `n` is not
+        zero (it is scaled by the reset gate, which the zoo's single bias cannot express).
+    """
+    kernel, recurrent_kernel, bias = (keras.ops.convert_to_numpy(w) for w in layer.weights)
+    if isinstance(cell, GRUCell):
+        if bias.shape != (2, kernel.shape[1]):
+            raise ValueError(f"expected a GRU with reset_after=True (bias (2, {kernel.shape[1]})), "
+                             f"got bias {bias.shape}")
+        units = cell.units
+        if np.any(bias[1, 2 * units :]):
+            raise ValueError("the GRU's recurrent bias of the candidate gate is not zero; the zoo's GRUCell has none")
+        bias = bias[0] + bias[1]  # z and r add the two biases; n's recurrent part is zero
+    for variable, value in zip((cell.kernel, cell.recurrent_kernel, cell.bias), (kernel, recurrent_kernel, bias)):
+        if tuple(variable.shape) != value.shape:
+            raise ValueError(f"{cell.name}/{variable.name}: expected shape {tuple(variable.shape)}, "
+                             f"received {value.shape}")
+        variable.assign(value)
+
+
+def keras_layer(cell, **kwargs):
+    """A built Keras `LSTM`/`GRU` computing what `cell` computes, with its weights.
+
+    Args:
+      cell: a built `LSTMCell` or `GRUCell` whose `projected_dim` is the input size.
+      **kwargs: more `keras.layers.LSTM`/`GRU` arguments (`return_sequences`, `go_backwards`, ...).
+    """
+    layer = _unbuilt_layer(cell, **kwargs)
+    layer.build((None, None, cell.projected_dim))
+    layer.set_weights(keras_weights(cell))
+    return layer
+
+
+def keras_bidirectional(encoder, layer_index=0):
+    """Keras' `Bidirectional` for one layer of a built `zoo.models.BidirectionalEncoder`.
+
+    Called on `(B, S, D)` inputs with a right-padded bool mask `(B, S)`, it returns
+    `[outputs (B, S, 2U), forward state..., backward state...]`; times the mask, the
+    outputs are the encoder layer's, and the states' `h` are its final states.
+    """
+    forward, backward = encoder.forward_cells[layer_index], encoder.backward_cells[layer_index]
+    layer = keras.layers.Bidirectional(
+        _unbuilt_layer(forward, return_sequences=True, return_state=True),
+        backward_layer=_unbuilt_layer(backward, return_sequences=True, return_state=True, go_backwards=True),
+    )
+    layer.build((None, None, forward.projected_dim))
+    # Bidirectional rebuilds its forward layer from the config: weights go in afterwards.
+    layer.forward_layer.set_weights(keras_weights(forward))
+    layer.backward_layer.set_weights(keras_weights(backward))
+    return layer
+
+
+def _unbuilt_layer(cell, **kwargs):
+    if cell.extra_dim:
+        raise ValueError(f"{cell.name} takes {cell.extra_dim} extra inputs inside its loop; a Keras layer cannot")
+    if isinstance(cell, LSTMCell):
+        return keras.layers.LSTM(cell.units, unit_forget_bias=False, **kwargs)
+    return keras.layers.GRU(cell.units, reset_after=True, **kwargs)

@@ -1,0 +1,189 @@
+"""`--config.strategy`: the `tf.distribute` strategy that trains, and which process is the chief.
+
+    auto          the accelerator that is there: a TF_CONFIG cluster, a TPU, all GPUs, one device
+    one_device    the first GPU, else the CPU
+    mirrored      all local GPUs (all logical CPUs when there is no GPU), one process
+    multi_worker  MultiWorkerMirroredStrategy over the TF_CONFIG cluster, one process per worker
+    tpu           TPUStrategy through TPUClusterResolver (a Colab TPU, a Cloud TPU VM, a TPU node)
+
+A multi-worker strategy has to exist before TensorFlow runs its first op, so the trainer
+resolves the strategy before it reads any data.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+
+import keras
+import tensorflow as tf
+
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+
+# Device files of a Cloud TPU VM (and of Colab's TPU runtime): v2-v4 chips, v5 and later.
+_TPU_DEVICE_FILES = ("/dev/accel0", "/dev/vfio/0")
+
+
+def cluster_tasks(environ=None):
+    """The number of tasks of the `TF_CONFIG` cluster in `environ` (0 without one)."""
+    text = (os.environ if environ is None else environ).get("TF_CONFIG", "")
+    if not text:
+        return 0
+    try:
+        cluster = json.loads(text).get("cluster", {})
+    except (json.JSONDecodeError, AttributeError):
+        raise ValueError(f"TF_CONFIG is not a JSON object with a 'cluster': {text[:200]!r}") from None
+    return sum(len(tasks) for kind, tasks in cluster.items() if kind in ("chief", "worker"))
+
+
+def auto_strategy(environ=None, gpus=None, tpu_device_files=_TPU_DEVICE_FILES):
+    """The strategy name `auto` stands for on this machine (see the module docstring)."""
+    environ = os.environ if environ is None else environ
+    if cluster_tasks(environ) > 1:
+        return "multi_worker"
+    if environ.get("TPU_NAME") or environ.get("COLAB_TPU_ADDR") or any(map(os.path.exists, tpu_device_files)):
+        return "tpu"
+    gpus = len(tf.config.list_physical_devices("GPU")) if gpus is None else gpus
+    return "mirrored" if gpus > 1 else "one_device"
+
+
+def resolve_strategy(name, tpu=""):
+    """A `tf.distribute.Strategy` for a strategy name.
+
+    Args:
+      name: one of `STRATEGIES`.
+      tpu: the TPU for `tpu`: a name or `grpc://` address; "" is `$TPU_NAME`, else the
+        local TPU (Cloud TPU VM, Colab).
+
+    Raises:
+      ValueError: an unknown name, or `multi_worker` without a `TF_CONFIG` cluster.
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGIES)}")
+    if name == "auto":
+        name = auto_strategy()
+    if name == "one_device":
+        gpus = tf.config.list_logical_devices("GPU")
+        return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
+    if name == "mirrored":
+        devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
+        return tf.distribute.MirroredStrategy([device.name for device in devices])
+    if name == "multi_worker":
+        if not cluster_tasks():
+            raise ValueError("strategy 'multi_worker' needs TF_CONFIG, e.g. "
+                             '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+                             '"task": {"type": "worker", "index": 0}}; received none')
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or os.environ.get("TPU_NAME") or "local")
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def is_multi_worker(strategy):
+    """True for a strategy whose replicas live in more than one process."""
+    return isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and cluster_tasks() > 1
+
+
+def is_chief(strategy):
+    """True in the one process that writes the workdir: the `chief` task, else worker 0."""
+    if not is_multi_worker(strategy):
+        return True
+    resolver = strategy.cluster_resolver
+    if resolver.task_type == "chief":
+        return True
+    return resolver.task_type == "worker" and resolver.task_id == 0 and "chief" not in resolver.cluster_spec().jobs
+
+
+def private_dir(workdir, strategy):
+    """Where this process writes: `workdir` for the chief, an emptied temporary directory for the others.
+
+    Every worker of a multi-worker strategy saves its checkpoints and best model (the save
+    takes part in collective ops), but only the chief's may land in the workdir. The
+    directory is named after the task and the workdir, so a rerun after a kill reuses it.
+    """
+    if is_chief(strategy):
+        return workdir
+    resolver = strategy.cluster_resolver
+    digest = hashlib.sha1(os.path.abspath(workdir).encode("utf-8")).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"zoo-{resolver.task_type}-{resolver.task_id}-{digest}")
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def broadcast_from_chief(strategy, values):
+    """The chief's list of floats on every worker (one all-gather); `values` elsewhere is any list of the same length.
+
+    Workers that take decisions from these values (early stopping, the time budget) then
+    take the same ones, as their collective ops require.
+    """
+    if not is_multi_worker(strategy):
+        return [float(v) for v in values]
+    row = tf.constant([[1.0 if is_chief(strategy) else 0.0, *map(float, values)]], tf.float64)
+    rows = strategy.gather(strategy.experimental_distribute_values_from_function(lambda context: row), axis=0)
+    rows = rows.numpy()  # (replicas, 1 + len(values)); the chief's rows start with 1
+    return [float(v) for v in rows[rows[:, 0] == 1.0][0, 1:]]
+
+
+def prepare_multi_worker_fit(model, batch):
+    """Lets Keras' `fit` (TensorFlow backend) train under MultiWorkerMirroredStrategy.
+
+    Keras' `fit` first averages one whole input batch over the workers with a nested
+    `Strategy.reduce`, and averages each step's scalar metrics over axis 0; the strategy
+    refuses both. Here what the first call builds is built from a local `batch`, `fit`
+    finds the strategy in its scope instead (call it inside `strategy.scope()`), and the
+    metrics get a leading axis of one, over which the workers' values are averaged.
+    """
+    model._symbolic_build(data_batch=batch)
+    model._distribute_strategy = None
+    train_step = model.train_step
+    model.train_step = lambda data: {name: keras.ops.reshape(value, (1,)) for name, value in train_step(data).items()}
+
+
+def strategy_name(strategy):
+    """The `STRATEGIES` name of a strategy object (`one_device` for the default strategy)."""
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return "multi_worker"
+    if isinstance(strategy, tf.distribute.TPUStrategy):
+        return "tpu"
+    return "mirrored" if isinstance(strategy, tf.distribute.MirroredStrategy) else "one_device"
+
+
+def accelerator(strategy):
+    """`"tpu"`, `"gpu"` or `"cpu"`: what the strategy's replicas run on."""
+    devices = " ".join(strategy.extended.worker_devices).upper()
+    return "tpu" if "TPU" in devices else "gpu" if "GPU" in devices else "cpu"
+
+
+def resolve_jit_compile(value, strategy):
+    """`--config.jit_compile`: `auto` compiles with XLA on GPUs and TPUs, not on CPUs."""
+    text = str(value).lower()
+    if text not in ("auto", "true", "false"):
+        raise ValueError(f"jit_compile must be 'auto', 'true' or 'false', got {value!r}")
+    return accelerator(strategy) != "cpu" if text == "auto" else text == "true"
+
+
+def resolve_static_shapes(value, jit_compile, replicas):
+    """`--config.static_shapes`: `auto` pads to bucket lengths when XLA compiles or several replicas share a batch."""
+    text = str(value).lower()
+    if text not in ("auto", "true", "false"):
+        raise ValueError(f"static_shapes must be 'auto', 'true' or 'false', got {value!r}")
+    return (jit_compile or replicas > 1) if text == "auto" else text == "true"
+
+
+def resolve_steps_per_execution(value, strategy, steps_per_epoch=None):
+    """`--config.steps_per_execution`: 0 means 100 on TPUs (within an epoch), 1 elsewhere."""
+    if value < 0:
+        raise ValueError(f"steps_per_execution must be >= 0, got {value}")
+    if value == 0:
+        value = 100 if accelerator(strategy) == "tpu" else 1
+    return max(1, min(value, steps_per_epoch or value))
+
+
+def shard_by_data(dataset):
+    """Shards a dataset between workers by element: in-memory pairs have no files to shard by."""
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options)

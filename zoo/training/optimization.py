@@ -1,0 +1,89 @@
+"""Optimization of `zoo-train`: the learning-rate schedule, the masked accuracy, `compile_model`."""
+
+import keras
+
+from zoo.constants import PAD_ID
+from zoo.training.loss import TokenCrossEntropy
+from zoo.training.optimizer import CrossReplicaAdam, CrossReplicaLossScaleOptimizer
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup to `peak`, then constant, inverse square root or exponential decay.
+
+    lr(step) = peak * min(1, step / warmup) * decay(step), never below `minimum`, with
+      constant:     decay = 1
+      inverse_sqrt: decay = sqrt(warmup / max(step, warmup))  (Vaswani et al., 2017)
+      exponential:  decay = rate ** (max(step - warmup, 0) / decay_steps)
+    """
+
+    def __init__(self, peak, kind="inverse_sqrt", warmup_steps=0, decay_steps=1000, decay_rate=0.5,
+                 minimum=0.0):
+        if kind not in ("constant", "inverse_sqrt", "exponential"):
+            raise ValueError(f"unknown lr_schedule {kind!r}; expected 'constant', 'inverse_sqrt' or 'exponential'")
+        self.peak = float(peak)
+        self.kind = kind
+        self.warmup_steps = int(warmup_steps)
+        self.decay_steps = int(decay_steps)
+        self.decay_rate = float(decay_rate)
+        self.minimum = float(minimum)
+
+    def __call__(self, step):
+        step = keras.ops.cast(step, "float32") + 1.0
+        warmup = float(max(self.warmup_steps, 1))
+        rate = keras.ops.minimum(1.0, step / warmup)
+        if self.kind == "inverse_sqrt":
+            rate = rate * keras.ops.sqrt(warmup / keras.ops.maximum(step, warmup))
+        elif self.kind == "exponential":
+            rate = rate * keras.ops.power(self.decay_rate, keras.ops.maximum(step - warmup, 0.0) / self.decay_steps)
+        return keras.ops.maximum(self.peak * rate, self.minimum)
+
+    def get_config(self):
+        return dict(peak=self.peak, kind=self.kind, warmup_steps=self.warmup_steps, decay_steps=self.decay_steps,
+                    decay_rate=self.decay_rate, minimum=self.minimum)
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MaskedAccuracy(keras.metrics.Mean):
+    """Share of non-pad target positions whose arg-max prediction is the reference token.
+
+    Its total and count are summed over replicas: the accuracy of the global batch.
+    """
+
+    def __init__(self, name="accuracy", pad_id=PAD_ID, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.pad_id = pad_id
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = keras.ops.cast(y_true, "int32")  # (B, T)
+        hits = keras.ops.cast(keras.ops.equal(keras.ops.argmax(y_pred, axis=-1), y_true), "float32")
+        mask = keras.ops.cast(keras.ops.not_equal(y_true, self.pad_id), "float32")
+        return super().update_state(hits, sample_weight=mask)
+
+    def get_config(self):
+        return dict(super().get_config(), pad_id=self.pad_id)
+
+
+def compile_model(model, config, jit_compile=False, steps_per_execution=1):
+    """Adam with gradient clipping and the config's schedule; token cross-entropy and accuracy.
+
+    Call it under the strategy's scope. The loss and the clipping see the global batch
+    whatever the number of replicas (`TokenCrossEntropy`, `CrossReplicaAdam`); a
+    `mixed_float16` model gets dynamic loss scaling.
+
+    Args:
+      model: a built `zoo.models` model.
+      config: the recipe (`learning_rate`, `lr_schedule`, `warmup_steps`, `decay_steps`,
+        `decay_rate`, `min_learning_rate`, `clipnorm`).
+      jit_compile: compile each training step with XLA.
+      steps_per_execution: training steps per call from the host (many on a TPU).
+    """
+    schedule = WarmupSchedule(config.learning_rate, config.lr_schedule, config.warmup_steps,
+                              config.decay_steps, config.decay_rate, config.min_learning_rate)
+    optimizer = CrossReplicaAdam(schedule, clipnorm=config.clipnorm or None)
+    if model.dtype_policy.name == "mixed_float16":
+        optimizer = CrossReplicaLossScaleOptimizer(optimizer)
+    model.compile(optimizer=optimizer, loss=TokenCrossEntropy(), metrics=[MaskedAccuracy()],
+                  jit_compile=jit_compile, steps_per_execution=steps_per_execution)
+    model.optimizer.build(model.trainable_variables)  # its slots must exist before a restore
+    return model

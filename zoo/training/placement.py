@@ -1,0 +1,109 @@
+"""Where a run trains: the strategy, this process's part in it, the model under its scope, `fit`.
+
+See docs/scaling.md. Only the chief writes the workdir; every other worker of a cluster
+writes into a directory of its own and gets the chief's dev scores and stop decisions.
+"""
+
+import dataclasses
+import os
+import warnings
+
+import keras
+import tensorflow as tf
+
+from zoo.data import DataError
+from zoo.data.pipeline import pass_statistics
+from zoo.training import callbacks as zoo_callbacks
+from zoo.training import distribute
+from zoo.training.inputs import build_model, make_train_dataset
+from zoo.training.optimization import compile_model
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where this process trains and what it writes (docs/scaling.md)."""
+
+    strategy: tf.distribute.Strategy
+    chief: bool  # the one process that writes the workdir and decodes the dev set
+    own_dir: str  # where this process writes: the workdir for the chief, a temporary directory otherwise
+    share: object  # `[float] -> [float]`, the chief's values on every worker; None in one process
+
+
+def place(config, workdir):
+    """The strategy of `config.strategy` and this process's part in it; call it before any TensorFlow op."""
+    strategy = distribute.resolve_strategy(config.strategy, config.tpu)
+    share = None
+    if distribute.is_multi_worker(strategy):
+        share = lambda values: distribute.broadcast_from_chief(strategy, values)  # noqa: E731
+    return Placement(strategy, distribute.is_chief(strategy), distribute.private_dir(workdir, strategy), share)
+
+
+@dataclasses.dataclass(frozen=True)
+class Training:
+    """The model, its restored state and the data `fit` gets."""
+
+    model: keras.Model
+    state: zoo_callbacks.TrainingState
+    manager: tf.train.CheckpointManager
+    latest: str  # the checkpoint restored, or None
+    dataset: tf.data.Dataset  # repeated training batches
+    steps_per_epoch: int
+    batches_per_pass: int
+    tokens_per_batch: float
+
+
+def prepare(config, placement, workdir, train_pairs, tokenizers, log):
+    """The model under the strategy's scope, restored from the workdir's newest checkpoint, and its data."""
+    strategy, replicas = placement.strategy, placement.strategy.num_replicas_in_sync
+    sizes = [tokenizer.vocab_size for tokenizer in tokenizers]
+    chief_sizes = sizes if placement.share is None else [int(size) for size in placement.share(sizes)]
+    if chief_sizes != sizes:
+        raise ValueError(f"this worker built vocabularies of {sizes} tokens, the chief {chief_sizes}; "
+                         "expected every worker to read the same training data")
+    jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy)
+    static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, replicas)
+    if static_shapes and config.batch_size % replicas:
+        raise ValueError(f"batch_size {config.batch_size} does not split evenly across {replicas} replicas; "
+                         f"expected a multiple of {replicas}")
+    state = zoo_callbacks.TrainingState()
+    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))  # the chief's, for every worker
+    if latest:
+        tf.train.Checkpoint(state=state).read(latest).expect_partial()
+    # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
+    dataset = make_train_dataset(config, train_pairs, *tokenizers, seed=config.seed * 100003 + int(state.epoch.numpy()),
+                                 static_shapes=static_shapes)
+    batches, tokens = pass_statistics(dataset)  # in the graph; also fills the token cache
+    if not batches and static_shapes:
+        raise DataError(f"{len(train_pairs)} training pairs make no full batch of {config.batch_size}; "
+                        "expected more pairs or a smaller batch_size")
+    if not batches:
+        raise DataError(f"no training pair is left after dropping those longer than max_source_length="
+                        f"{config.max_source_length} or max_target_length={config.max_target_length} tokens "
+                        f"(drop_long=True); expected longer limits or drop_long=False")
+    steps_per_epoch = config.steps_per_epoch or batches
+    with strategy.scope():
+        model = compile_model(build_model(config, *sizes), config, jit_compile,
+                              distribute.resolve_steps_per_execution(config.steps_per_execution, strategy,
+                                                                     steps_per_epoch))
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
+    manager = tf.train.CheckpointManager(checkpoint, os.path.join(placement.own_dir, "checkpoints"),
+                                         max_to_keep=config.checkpoints_to_keep)
+    if latest:
+        checkpoint.restore(latest).assert_existing_objects_matched()
+    log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
+        f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s), {model.dtype_policy.name}, "
+        f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
+    log(f"  data: {len(train_pairs):,} training pairs ({batches} batches of {'' if static_shapes else '<= '}"
+        f"{config.batch_size}); vocab {sizes[0]} source / {sizes[1]} target tokens")
+    return Training(model, state, manager, latest, dataset.repeat(), steps_per_epoch, batches, tokens / batches)
+
+
+def fit(config, placement, run, callbacks):
+    """`model.fit` from the restored epoch, under the strategy's scope."""
+    if distribute.is_multi_worker(placement.strategy):
+        distribute.prepare_multi_worker_fit(run.model, next(iter(run.dataset)))
+    with warnings.catch_warnings(), placement.strategy.scope():  # fit's shuffle does not apply to a tf.data input
+        warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
+        run.model.fit(distribute.shard_by_data(run.dataset), epochs=config.num_epochs,
+                      initial_epoch=int(run.state.epoch.numpy()), steps_per_epoch=run.steps_per_epoch,
+                      callbacks=callbacks, verbose=config.verbose if placement.chief else 0)

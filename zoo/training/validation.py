@@ -1,0 +1,166 @@
+"""The values each recipe field accepts, checked before any data is read or any step is run.
+
+`validate_config(config)` raises one `ValueError` naming every bad field, its value and what
+it accepts: "invalid config: batch_size=0 (expected >= 1); learning_rate=-0.1 (expected > 0)".
+Fields not listed in `RULES` (seeds, file names, fields a user's recipe adds) take any value
+of their type; the data fields are checked when the data is read.
+"""
+
+
+class Rule:
+    """A check on one field's value and the words that say what it accepts.
+
+    Args:
+      check: `value -> bool`, or raising `ValueError` whose message says what is wrong.
+      expected: the words, or a function returning them (for choices known only later).
+    """
+
+    def __init__(self, check, expected):
+        self.check = check
+        self._expected = expected
+
+    @property
+    def expected(self):
+        return self._expected() if callable(self._expected) else self._expected
+
+
+def at_least(low):
+    return Rule(lambda value: value >= low, f">= {low}")
+
+
+def above(low):
+    return Rule(lambda value: value > low, f"> {low}")
+
+
+def between(low, high, high_included=True):
+    if high_included:
+        return Rule(lambda value: low <= value <= high, f"between {low} and {high}")
+    return Rule(lambda value: low <= value < high, f">= {low} and < {high}")
+
+
+def one_of(choices):
+    """`choices`: a tuple, or a function returning one (so that its imports wait until needed)."""
+
+    def names():
+        return tuple(choices() if callable(choices) else choices)
+
+    return Rule(lambda value: value in names(), lambda: f"one of {list(names())}")
+
+
+def _known_preset(name):
+    import zoo.models
+
+    return zoo.models.get_preset(name) is not None  # its ValueError names the valid presets
+
+
+def _check_model(config):
+    import zoo.models
+
+    zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))
+
+
+def _tokenizers():
+    from zoo import data
+
+    return data.tokenizer_types()
+
+
+def _cells():
+    from zoo.models.recurrent_cells import CELLS
+
+    return sorted(CELLS)
+
+
+def _bleu_tokenizers():
+    from zoo import metrics
+
+    return metrics.BLEU_TOKENIZERS
+
+
+def _date_languages():
+    from zoo.data.dates import date_languages
+
+    return date_languages()
+
+
+def _strategies():
+    from zoo.training.distribute import STRATEGIES
+
+    return STRATEGIES
+
+
+def _vocab_size():
+    from zoo.constants import FIRST_REGULAR_ID
+
+    return Rule(lambda value: value == 0 or value > FIRST_REGULAR_ID,
+                f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens)")
+
+
+def _languages():
+    return Rule(lambda value: bool(value.strip()) and all(
+        language.strip() in _date_languages() for language in value.split(",") if language.strip()
+    ), lambda: f"comma-separated languages out of {list(_date_languages())}")
+
+
+POSITIVE, COUNT = at_least(1), at_least(0)
+RULES = {
+    # data and tokenizers
+    "dates_train_size": POSITIVE, "dates_dev_size": POSITIVE, "dates_languages": _languages(),
+    "max_bad_fraction": between(0.0, 1.0),
+    "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
+    "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
+    "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
+    # model
+    "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
+    "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
+    "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
+    "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
+    "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
+    # where it trains (docs/scaling.md)
+    "strategy": one_of(_strategies), "steps_per_execution": COUNT,
+    "jit_compile": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
+    "static_shapes": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
+    # optimization
+    "batch_size": POSITIVE, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
+    "max_train_minutes": at_least(0.0), "learning_rate": above(0.0),
+    "lr_schedule": one_of(("constant", "inverse_sqrt", "exponential")), "warmup_steps": COUNT,
+    "decay_steps": POSITIVE, "decay_rate": Rule(lambda value: 0.0 < value <= 1.0, "> 0 and <= 1"),
+    "min_learning_rate": at_least(0.0), "clipnorm": at_least(0.0),
+    # evaluation, early stopping, checkpoints
+    "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
+    "length_penalty": at_least(0.0), "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
+    "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
+    "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
+    "num_samples": COUNT, "verbose": one_of((0, 1, 2)),
+}  # fmt: skip
+
+
+def config_problems(config):
+    """`["field=value (expected ...)", ...]` for every field of `config` that `RULES` refuses."""
+    problems = []
+    for field, rule in RULES.items():
+        if field not in config:
+            continue
+        try:
+            if not rule.check(config[field]):
+                problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
+        except ValueError as error:
+            problems.append(f"{field}={config[field]!r}: {error}")
+    if "model" in config and not problems:  # a field-level problem would only resurface in the model's words
+        try:  # the model fields together: a choice the preset lacks, sizes that do not fit each other
+            _check_model(config)
+        except ValueError as error:
+            problems.append(f"model={config.model!r}: {error}")
+    if {"min_learning_rate", "learning_rate"} <= set(config.keys()) and (
+        config.min_learning_rate > config.learning_rate > 0
+    ):
+        problems.append(f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
+                        f"{config.learning_rate!r}: the schedule never goes below it)")
+    return problems
+
+
+def validate_config(config):
+    """Raises `ValueError` naming every field whose value cannot work; see `RULES`."""
+    problems = config_problems(config)
+    if problems:
+        raise ValueError("invalid config: " + "; ".join(problems))

@@ -1,0 +1,42 @@
+"""The workdir of a training run: `config.json` checked for resume."""
+
+import json
+import os
+
+import zoo.models
+from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.data import datasets
+
+# Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
+# with other values cannot be resumed.
+MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
+VOCAB_FIELDS = (
+    "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
+    "vocab_min_count", "lowercase",
+)  # fmt: skip
+
+
+def check_config(config, workdir, write=True):
+    """Creates `workdir` and writes `config.json` (with `write`), refusing a workdir trained with another model or vocabulary.
+
+    Files a killed run was writing (temporaries that never became the file) are removed first.
+    """
+    if write:
+        os.makedirs(workdir, exist_ok=True)
+        for directory in (workdir, os.path.join(workdir, "vocab")):
+            remove_stale_temporaries(directory)
+    path = os.path.join(workdir, "config.json")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        changed = [
+            f"{field}: {saved.get(field)!r} -> {config[field]!r}"
+            for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
+            if field in config and field in saved and saved[field] != config[field]
+        ]
+        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
+            raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
+                             "expected the same config to resume, or a new --workdir")
+    if write:
+        write_json(path, config.to_dict(), sort_keys=True)
+
