@@ -1,6 +1,6 @@
 """BLEU by source sentence length, with and without attention (Bahdanau et al., 2015, figure 2).
 
-    python3 ../shared/data/make_debian_corpus.py --lang fr --out data/fr_en
+    # data/fr_en: train.tsv, dev.tsv and test.tsv of a parallel corpus (the README's Debian fr->en)
     python benchmarks/long_sentences.py --data_dir data/fr_en --train_steps 400 \
         --out benchmarks/results/long_sentences.json
 
