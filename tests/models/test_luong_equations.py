@@ -11,42 +11,10 @@ import numpy as np
 import pytest
 
 import zoo.models
-
-SOURCE_VOCAB, TARGET_VOCAB, EMBEDDING, ENCODER, DECODER = 11, 13, 4, 3, 5
-SOURCE = np.array([[5, 6, 7, 8], [9, 4, 0, 0]], "int32")  # the second sentence is padded
-TARGET_IN = np.array([[1, 5, 6], [1, 7, 0]], "int32")
-
-
-def sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def lstm(x, h, c, kernel, recurrent_kernel, bias):
-    """One LSTM step, gates in Keras' order i, f, g, o."""
-    i, f, g, o = np.split(x @ kernel + h @ recurrent_kernel + bias, 4, axis=-1)
-    c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
-    return sigmoid(o) * np.tanh(c), c
-
-
-def weights(model):
-    prefix = model.name + "/"
-    return {w.path.removeprefix(prefix): np.asarray(w.numpy(), "float64") for w in model.weights}
-
-
-def encode(w, tokens):
-    """One sentence's real tokens -> (h_j = [fwd_j; bwd_j] (S, 2U), final forward h, final backward h)."""
-    embedded = w["source_embedding/embeddings"][tokens]
-    outputs = {}
-    for direction, order in (("forward", range(len(tokens))), ("backward", reversed(range(len(tokens))))):
-        h, c = np.zeros(ENCODER), np.zeros(ENCODER)
-        states = {}
-        for j in order:
-            h, c = lstm(embedded[j], h, c, w[f"encoder/{direction}_0/kernel"],
-                        w[f"encoder/{direction}_0/recurrent_kernel"], w[f"encoder/{direction}_0/bias"])
-            states[j] = h
-        outputs[direction] = (np.stack([states[j] for j in range(len(tokens))]), h)
-    (forward, final_forward), (backward, final_backward) = outputs["forward"], outputs["backward"]
-    return np.concatenate([forward, backward], axis=-1), final_forward, final_backward
+from paper_equations import (
+    DECODER, EMBEDDING, ENCODER, SOURCE, SOURCE_VOCAB, TARGET_IN, TARGET_VOCAB, encode, lstm,
+    randomize, softmax, weights,
+)
 
 
 def reference_logits(w, source, target_in, input_feeding):
@@ -63,8 +31,7 @@ def reference_logits(w, source, target_in, input_feeding):
             x = np.concatenate([x, attentional])
         s, c = lstm(x, s, c, kernel, w["decoder_cell_0/recurrent_kernel"], w["decoder_cell_0/bias"])
         scores = (values @ w["attention/kernel"]) @ s  # s_t^T W_a h_j, (S,)
-        a = np.exp(scores - scores.max())
-        a /= a.sum()
+        a = softmax(scores)
         context = a @ values
         attentional = np.tanh(np.concatenate([context, s]) @ w["attentional/kernel"])  # h~_t
         logits.append(attentional @ w["output_projection/kernel"] + w["output_projection/bias"])
@@ -73,9 +40,9 @@ def reference_logits(w, source, target_in, input_feeding):
 
 @pytest.mark.parametrize("input_feeding", [True, False])
 def test_teacher_forced_logits_follow_the_equations(input_feeding):
-    model = zoo.models.build("luong_general", SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=EMBEDDING,
-                             encoder_units=ENCODER, decoder_units=DECODER, dropout=0.0,
-                             input_feeding=input_feeding)
+    model = randomize(zoo.models.build("luong_general", SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=EMBEDDING,
+                                       encoder_units=ENCODER, decoder_units=DECODER, dropout=0.0,
+                                       input_feeding=input_feeding))
     logits = np.asarray(model((SOURCE, TARGET_IN), training=False))
     w = weights(model)
     for row in range(len(SOURCE)):
@@ -87,8 +54,8 @@ def test_teacher_forced_logits_follow_the_equations(input_feeding):
 
 def test_the_reference_tells_input_feeding_apart():
     # The check above can fail: the equations without input feeding miss the model with it.
-    model = zoo.models.build("luong_general", SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=EMBEDDING,
-                             encoder_units=ENCODER, decoder_units=DECODER, dropout=0.0, input_feeding=True)
+    model = randomize(zoo.models.build("luong_general", SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=EMBEDDING,
+                                       encoder_units=ENCODER, decoder_units=DECODER, dropout=0.0, input_feeding=True))
     logits = np.asarray(model((SOURCE, TARGET_IN), training=False))
     w = weights(model)
     w["decoder_cell_0/kernel"] = w["decoder_cell_0/kernel"][:EMBEDDING]
