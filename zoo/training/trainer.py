@@ -143,6 +143,24 @@ def _results(config, strategy, model, state, scores, dev_eval, attention_path, i
     return results
 
 
+def _export_and_write(config, workdir, results, export_fn, wall_start, log):
+    """Runs the export (if any), times it, and writes `results.json`; returns `results`."""
+    export_start = time.monotonic()
+    results["export_path"], export_error = (
+        _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
+    )
+    results["export_seconds"] = time.monotonic() - export_start if results["export_path"] else None
+    if export_error:
+        results["export_error"] = export_error
+    results["wall_time_seconds"] = time.monotonic() - wall_start
+    results_path = os.path.join(workdir, "results.json")
+    write_json(results_path, results, sort_keys=True)
+    log(f"wrote {results_path}, {results['attention_plot']}, {results['curves_plot']}"
+        + (f", export {results['export_path']}" if results["export_path"] else "")
+        + f" ({results['wall_time_seconds']:.0f}s wall time)")
+    return results
+
+
 def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     """Trains `config`'s model in `workdir`, resuming from its checkpoint if there is one.
 
@@ -212,18 +230,5 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     results["curves_plot"] = plot.save_figure(plot.curves_figure(workdir), os.path.join(workdir, CURVES_PLOT_FILE))
     results["until_training_end_seconds"] = training_end - wall_start
     results["final_evaluation_seconds"] = time.monotonic() - training_end
-    export_start = time.monotonic()
-    results["export_path"], export_error = (
-        _export(export_fn, workdir, log) if config.export and export_fn is not None else (None, None)
-    )
-    results["export_seconds"] = time.monotonic() - export_start if results["export_path"] else None
-    if export_error:
-        results["export_error"] = export_error
-    results["wall_time_seconds"] = time.monotonic() - wall_start
-    results_path = os.path.join(workdir, "results.json")
-    write_json(results_path, results, sort_keys=True)
-    log(f"wrote {results_path}, {attention_path}, {results['curves_plot']}"
-        + (f", export {results['export_path']}" if results["export_path"] else "")
-        + f" ({results['wall_time_seconds']:.0f}s wall time)")
-    return results
+    return _export_and_write(config, workdir, results, export_fn, wall_start, log)
 
