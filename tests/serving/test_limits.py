@@ -179,4 +179,5 @@ def test_status_answers_quickly_while_a_huge_predict_is_parsed(fixture_base_path
     assert predict_seconds > 1.0, "the big request was too quick to show anything"
     # Several status answers came back while the predict ran, each far quicker than it (the count
     # depends on how busy the machine is: one slow status call leaves room for fewer).
-    assert len(latencies) >= 3 and max(latencies) < predict_seconds / 4, (len(latencies), max(latencies), predict_seconds)
+    assert len(latencies) >= 3 and max(latencies) < predict_seconds / 4, (
+        len(latencies), max(latencies), predict_seconds)
