@@ -177,7 +177,9 @@ def test_status_answers_quickly_while_a_huge_predict_is_parsed(fixture_base_path
             predict_seconds = time.monotonic() - start
         _assert_json_error(big.result(), 400, "expects strings")
     assert predict_seconds > 1.0, "the big request was too quick to show anything"
-    # Several status answers came back while the predict ran, each far quicker than it (the count
-    # depends on how busy the machine is: one slow status call leaves room for fewer).
-    assert len(latencies) >= 3 and max(latencies) < predict_seconds / 4, (
+    # Several status answers came back while the predict ran, none of them waiting for it. Were the
+    # parsing on the event loop, one status call would wait for nearly all of the predict and at
+    # most two could come back. The C-level conversions hold the GIL in stretches (half a second
+    # on a busy CI machine), so a status call may wait for one of those, never for the whole.
+    assert len(latencies) >= 3 and max(latencies) < predict_seconds / 2, (
         len(latencies), max(latencies), predict_seconds)

@@ -20,6 +20,7 @@ import keras
 import tensorflow as tf
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile and static_shapes fields
 
 # Device files of a Cloud TPU VM (and of Colab's TPU runtime): v2-v4 chips, v5 and later.
 _TPU_DEVICE_FILES = ("/dev/accel0", "/dev/vfio/0")
@@ -157,19 +158,23 @@ def accelerator(strategy):
     return "tpu" if "TPU" in devices else "gpu" if "GPU" in devices else "cpu"
 
 
+def _switch(field, value):
+    """`value` of an auto/true/false field, lower-cased; `ValueError` naming `field` for anything else."""
+    text = str(value).lower()
+    if text not in SWITCH_VALUES:
+        raise ValueError(f"{field} must be 'auto', 'true' or 'false', got {value!r}")
+    return text
+
+
 def resolve_jit_compile(value, strategy):
     """`--config.jit_compile`: `auto` compiles with XLA on GPUs and TPUs, not on CPUs."""
-    text = str(value).lower()
-    if text not in ("auto", "true", "false"):
-        raise ValueError(f"jit_compile must be 'auto', 'true' or 'false', got {value!r}")
+    text = _switch("jit_compile", value)
     return accelerator(strategy) != "cpu" if text == "auto" else text == "true"
 
 
 def resolve_static_shapes(value, jit_compile, replicas):
     """`--config.static_shapes`: `auto` pads to bucket lengths when XLA compiles or several replicas share a batch."""
-    text = str(value).lower()
-    if text not in ("auto", "true", "false"):
-        raise ValueError(f"static_shapes must be 'auto', 'true' or 'false', got {value!r}")
+    text = _switch("static_shapes", value)
     return (jit_compile or replicas > 1) if text == "auto" else text == "true"
 
 

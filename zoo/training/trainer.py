@@ -36,6 +36,11 @@ from zoo.training.workdir import check_config
 # -- the workdir ----------------------------------------------------------------------------
 
 
+def _show_progress(config):
+    """The `show_progress` of the zoo's progress lines: None (on a terminal), or False with verbose=0."""
+    return None if config.verbose else False
+
+
 def _export(export_fn, workdir, log):
     """Runs `export_fn(workdir)`; returns `(path, error)`: the trained model stays usable whatever it does."""
     try:
@@ -65,7 +70,7 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, deadlin
         scores = None
         if placement.chief:
             scores = evaluate(translator, eval_pairs, config.eval_beam_width, config.eval_batch_size,
-                              config.bleu_tokenize, None if config.verbose else False)[0]
+                              config.bleu_tokenize, _show_progress(config))[0]
         if placement.share is None:
             return scores
         bleu, chrf, exact_match = placement.share([scores.bleu, scores.chrf, scores.exact_match] if scores else [0] * 3)
@@ -98,7 +103,7 @@ def _final_evaluation(config, workdir, model, translator, dev_pairs, log):
     if os.path.isfile(best_path):
         model.set_weights(keras.models.load_model(best_path, compile=False).get_weights())
     scores, hypotheses = evaluate(translator, dev_pairs, config.final_beam_width, config.eval_batch_size,
-                                  config.bleu_tokenize, None if config.verbose else False,
+                                  config.bleu_tokenize, _show_progress(config),
                                   label=f"dev BLEU, beam {config.final_beam_width}")
     log(f"dev ({len(dev_pairs)} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
         f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
@@ -130,9 +135,9 @@ def _results(config, strategy, model, state, scores, dev_eval, attention_path, i
         # Mean real tokens per batch of a full pass times the steps, over the training time
         # (dev evaluations excluded) of all runs of this workdir.
         "train_tokens_per_second": (total_steps * tokens_per_batch / train_seconds) if train_seconds else None,
-        "train_seconds": float(state.train_seconds.numpy()),
+        "train_seconds": train_seconds,
         "wall_time_seconds": None,
-        "train_steps": int(model.optimizer.iterations.numpy()),
+        "train_steps": total_steps,
         "epochs": int(state.epoch.numpy()),
         "resumed_from_step": initial_step,
         "best_dev_bleu_during_training": float(state.best_bleu.numpy()),
@@ -193,7 +198,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
     tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, "vocab"),
-                                  None if config.verbose else False)  # verbose=0: no progress of any kind
+                                  _show_progress(config))
     run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
     model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())
@@ -226,8 +231,8 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     scores, attention_path = _final_evaluation(config, workdir, model, translator, splits["dev"], log)
     results = _results(config, placement.strategy, model, state, scores, dev_eval, attention_path, initial_step,
                        run.tokens_per_batch)
-    # What max_train_minutes bounds (start to end of training) and what comes after it.
     results["curves_plot"] = plot.save_figure(plot.curves_figure(workdir), os.path.join(workdir, CURVES_PLOT_FILE))
+    # What max_train_minutes bounds (start to end of training) and what comes after it.
     results["until_training_end_seconds"] = training_end - wall_start
     results["final_evaluation_seconds"] = time.monotonic() - training_end
     return _export_and_write(config, workdir, results, export_fn, wall_start, log)

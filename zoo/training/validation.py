@@ -89,6 +89,15 @@ def _strategies():
     return STRATEGIES
 
 
+def _switch():
+    def values():
+        from zoo.training.distribute import SWITCH_VALUES
+
+        return SWITCH_VALUES
+
+    return Rule(lambda value: str(value).lower() in values(), "'auto', 'true' or 'false'")
+
+
 def _vocab_size():
     from zoo.constants import FIRST_REGULAR_ID
 
@@ -102,7 +111,7 @@ def _languages():
     ), lambda: f"comma-separated languages out of {list(_date_languages())}")
 
 
-POSITIVE, COUNT = at_least(1), at_least(0)
+POSITIVE, COUNT, SWITCH = at_least(1), at_least(0), _switch()
 RULES = {
     # data and tokenizers
     "dates_train_size": POSITIVE, "dates_dev_size": POSITIVE, "dates_languages": _languages(),
@@ -118,8 +127,7 @@ RULES = {
     "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
     # where it trains (docs/scaling.md)
     "strategy": one_of(_strategies), "steps_per_execution": COUNT,
-    "jit_compile": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
-    "static_shapes": Rule(lambda value: str(value).lower() in ("auto", "true", "false"), "'auto', 'true' or 'false'"),
+    "jit_compile": SWITCH, "static_shapes": SWITCH,
     # optimization
     "batch_size": POSITIVE, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
     "max_train_minutes": at_least(0.0), "learning_rate": above(0.0),
