@@ -54,7 +54,7 @@ setup(
             "zoo-eval=recipes.evaluate:run",
             "zoo-export=recipes.export:run",
             "zoo-translate=recipes.translate:run",
-            "zoo-serve=serving.server:run",
+            "zoo-serve=recipes.serve:run",
         ],
     },
 )

@@ -68,7 +68,7 @@ def start_zoo_serve(base_path: str, log_path: str):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "serving.server", f"--model_base_path={base_path}",
+    command = [sys.executable, "-m", "recipes.serve", f"--model_base_path={base_path}",
                f"--model_name={FLAGS.model_name}", f"--rest_api_port={port}",
                f"--enable_batching={FLAGS.enable_batching}"]
     env = {**os.environ, "PYTHONPATH": REPO_ROOT}

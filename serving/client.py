@@ -25,6 +25,7 @@ from typing import Optional, Sequence, Union
 import httpx
 
 from serving.errors import ServingError
+from zoo.constants import DEFAULT_LENGTH_PENALTY
 
 @dataclasses.dataclass(frozen=True)
 class Sample:
@@ -99,7 +100,7 @@ class TranslationClient:
         texts: Union[str, Sequence[str]],
         beam_width: Optional[int] = None,
         n_best: int = 1,
-        length_penalty: float = 0.6,
+        length_penalty: float = DEFAULT_LENGTH_PENALTY,
         signature: Optional[str] = None,
     ):
         """Translates `texts`.

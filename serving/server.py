@@ -1,83 +1,40 @@
-"""`zoo-serve`: TF Serving's REST API for one SavedModel, on one machine, without Docker.
+"""Runs TF Serving's REST API for one model's versions, on one machine, without Docker.
 
-    zoo-serve --model_base_path=/path/to/export --model_name=zoo [--rest_api_port=8501]
-
-Serves the highest version under `--model_base_path` and picks up newer versions while running.
+`serve` is what the `zoo-serve` command (`recipes/serve.py`) calls once its flags are checked:
+it serves the highest loadable version under `model_base_path` and picks up newer ones while
+running.
 """
 
 import logging
-import os
-
-from absl import flags
 
 from serving.limits import ServingLimits
-from zoo import cli
-
-_DEFAULT = ServingLimits()
-FLAGS = flags.FLAGS
-flags.DEFINE_string("model_base_path", None, "Directory holding numeric version dirs (1/, 2/, ...).")
-flags.DEFINE_string("model_name", "zoo", "Model name in the URLs: /v1/models/<model_name>.")
-flags.DEFINE_integer("rest_api_port", 8501, "Port of the REST API.", lower_bound=1, upper_bound=65535)
-flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 serves other machines too.")
-flags.DEFINE_integer("max_request_bytes", _DEFAULT.max_request_bytes, "Larger request bodies get HTTP 413.",
-                     lower_bound=1)
-flags.DEFINE_integer("max_sentences_per_request", _DEFAULT.max_sentences_per_request, "More examples get HTTP 413.",
-                     lower_bound=1)
-flags.DEFINE_integer("max_queued_requests", _DEFAULT.max_queued_requests, "Most predict requests held at once; more: 503.",
-                     lower_bound=1)
-flags.DEFINE_float("request_timeout_seconds", _DEFAULT.request_timeout_seconds, "Body not in by then: 408; answer: 504.",
-                   lower_bound=1e-3)
-flags.DEFINE_integer("max_connections", _DEFAULT.max_connections, "Most open connections; past it requests get 503.",
-                     lower_bound=1)
-flags.DEFINE_float("poll_seconds", 1.0, "Seconds between looks for a new version; 0 disables.", lower_bound=0.0)
-flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
-flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.", lower_bound=1)
-flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most batches running at once.", lower_bound=1)
-flags.mark_flag_as_required("model_base_path")
 
 
-def _limits() -> ServingLimits:
-    """The flags' `ServingLimits` (absl has checked each number's range); one error line if one is bad."""
-    if not os.path.isdir(FLAGS.model_base_path):
-        raise cli.CommandError(
-            f"--model_base_path {FLAGS.model_base_path!r} is not a directory; expected a "
-            "directory holding numeric version directories such as 1/saved_model.pb"
-        )
-    try:
-        return ServingLimits(
-            FLAGS.max_request_bytes, FLAGS.max_sentences_per_request, FLAGS.max_queued_requests,
-            FLAGS.request_timeout_seconds, FLAGS.max_connections,
-        )
-    except ValueError as error:
-        raise cli.CommandError(str(error)) from None
+def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits=None, poll_seconds=1.0,
+          max_batch_size=64, num_batch_threads=2, enable_batching=True):
+    """Serves `model_base_path` at `http://host:port/v1/models/<model_name>` until interrupted.
 
-
-def main(argv):
-    del argv
-    limits = _limits()
-    # Imported here, after the flags are checked, so --help and usage errors skip TensorFlow's import.
+    Args:
+      model_base_path: directory of numeric version directories (1/, 2/, ...).
+      model_name: the model's name in the URLs.
+      host, port: where to listen.
+      limits: a `ServingLimits` (request size, sentences, queue, timeout, connections).
+      poll_seconds: seconds between looks for a new version; 0 disables.
+      max_batch_size, num_batch_threads, enable_batching: how concurrent requests are merged.
+    """
+    # Imported here so that the command's --help and usage errors answer before TensorFlow loads.
     import uvicorn
 
     from serving.batching import BatchScheduler
     from serving.model_registry import ModelRegistry
     from serving.rest_app import create_app
 
+    limits = limits or ServingLimits()
     logging.getLogger().setLevel(logging.INFO)
-    registry = ModelRegistry(FLAGS.model_name, FLAGS.model_base_path)
+    registry = ModelRegistry(model_name, model_base_path)
     if not registry.poll():
-        logging.warning("No loadable version under %s yet; waiting for one.", FLAGS.model_base_path)
-    scheduler = BatchScheduler(FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching)
-    rest_app = create_app(registry, limits, FLAGS.poll_seconds, scheduler)
-    logging.info("zoo-serve: REST API at http://%s:%d/v1/models/%s", FLAGS.host, FLAGS.rest_api_port, FLAGS.model_name)
-    uvicorn.run(
-        rest_app, host=FLAGS.host, port=FLAGS.rest_api_port, log_level="warning", access_log=False,
-        **limits.uvicorn_options(),
-    )
-
-
-def run():
-    cli.run(main, "zoo-serve", __doc__)
-
-
-if __name__ == "__main__":
-    run()
+        logging.warning("No loadable version under %s yet; waiting for one.", model_base_path)
+    scheduler = BatchScheduler(max_batch_size, num_batch_threads, enable_batching)
+    rest_app = create_app(registry, limits, poll_seconds, scheduler)
+    logging.info("zoo-serve: REST API at http://%s:%d/v1/models/%s", host, port, model_name)
+    uvicorn.run(rest_app, host=host, port=port, log_level="warning", access_log=False, **limits.uvicorn_options())

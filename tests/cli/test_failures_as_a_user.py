@@ -12,7 +12,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = {"zoo-train": "recipes.train", "zoo-eval": "recipes.evaluate", "zoo-export": "recipes.export",
-           "zoo-translate": "recipes.translate", "zoo-serve": "serving.server"}
+           "zoo-translate": "recipes.translate", "zoo-serve": "recipes.serve"}
 CAN_DENY_ROOT = os.path.isdir("/sys/kernel")  # sysfs refuses new files even to root
 TINY = ["--config.dates_train_size=300", "--config.dates_dev_size=8", "--config.embedding_dim=8",
         "--config.encoder_units=8", "--config.decoder_units=8", "--config.attention_units=8",

@@ -1,8 +1,10 @@
-"""Who imports whom around inference: training never imports the export, inference and export
-never import each other, serving/ takes only the constants and zoo.cli, and an export translates without Keras."""
+"""Who imports whom, read from the source with `ast`: the chain data -> layers -> models -> decoding ->
+{inference, export} -> recipes (docs/interfaces.md), training beside it without export, serving/ with
+the constants only, and the translate start-up path without TensorFlow or Keras."""
 
 import ast
 import os
+import sys
 
 import pytest
 
@@ -13,9 +15,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LIGHT_MODULES = ("zoo/inference/__init__.py", "zoo/inference/resolve.py", "zoo/inference/batching.py",
                  "zoo/inference/loading.py", "zoo/inference/stream.py", "zoo/constants.py", "zoo/cli.py",
                  "zoo/progress.py")
-# Besides the constants, serving/ may use the command-line layer every command shares (absl and
-# the standard library only: LIGHT_MODULES checks it), never the model, data or export code.
-SERVING_MAY_IMPORT = {"zoo.constants", "zoo.cli"}
+# The packages of the chain, by rank: a package imports only packages of lower rank (and itself).
+RANKS = {"zoo.data": 1, "zoo.layers": 2, "zoo.models": 3, "zoo.decoding": 4, "zoo.plot": 4,
+         "zoo.inference": 5, "zoo.export": 5, "zoo.training": 6, "recipes": 7}
+# Modules without TensorFlow that any package may use (they import none of the chain).
+FOUNDATION = {"zoo.constants", "zoo.atomic_write", "zoo.progress", "zoo.cli", "zoo.metrics"}
+# Pairs the ranks allow but the design does not (docs/interfaces.md).
+FORBIDDEN = {("zoo.training", "zoo.export"), ("zoo.inference", "zoo.export"), ("zoo.export", "zoo.inference")}
+SERVING_MAY_IMPORT = {"zoo.constants"}
 
 
 def python_files(folder):
@@ -48,20 +55,62 @@ def offending(folder, forbidden):
     }
 
 
-@pytest.mark.parametrize("folder, forbidden", [
-    ("zoo/training", "zoo.export"),
-    ("zoo/inference", "zoo.export"),
-    ("zoo/export", "zoo.inference"),
-    ("zoo/models", "zoo.export"),
-    ("zoo/models", "zoo.inference"),
-])
-def test_forbidden_import_directions(folder, forbidden):
-    assert offending(folder, forbidden) == {}
+def package_of(module):
+    """The chain package or foundation module a dotted name belongs to, or None (outside the zoo)."""
+    parts = module.split(".")
+    if parts[0] == "recipes":
+        return "recipes"
+    if parts[0] != "zoo" or len(parts) < 2:
+        return None
+    name = ".".join(parts[:2])
+    return name if name in RANKS or name in FOUNDATION else None
 
 
-def test_serving_imports_only_the_constants_and_the_command_line_layer():
+def wrong_imports(folder):
+    """`(file, its package, imported package)` for every import that runs against the chain."""
+    found = []
+    for path in python_files(folder):
+        own = package_of(path[:-3].replace(os.sep, "."))
+        for name in imports(path):
+            other = package_of(name)
+            if other is None or other == own:
+                continue
+            if own in FOUNDATION:
+                allowed = other in FOUNDATION and other != "zoo.cli" or (own, other) == ("zoo.cli", "zoo.progress")
+            else:
+                allowed = other in FOUNDATION or RANKS[other] < RANKS[own]
+            if not allowed or (own, other) in FORBIDDEN:
+                found.append((path, own, other))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("folder", ["zoo", "recipes"])
+def test_every_import_follows_the_chain(folder):
+    assert wrong_imports(folder) == []
+
+
+def test_the_chain_check_sees_a_wrong_import(tmp_path, monkeypatch):
+    # A module of zoo/data that imports the models, and one of training that imports the export.
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", str(tmp_path))
+    for path, text in (("zoo/data/bad.py", "from zoo.models import seq2seq\n"),
+                       ("zoo/training/bad.py", "import zoo.export.writer\n"),
+                       ("zoo/models/fine.py", "from zoo.data import vocabulary\nfrom zoo import constants\n")):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert wrong_imports("zoo") == [("zoo/data/bad.py", "zoo.data", "zoo.models"),
+                                    ("zoo/training/bad.py", "zoo.training", "zoo.export")]
+
+
+def test_every_package_of_the_zoo_has_a_place_in_the_chain():
+    packages = {name for name in os.listdir(os.path.join(ROOT, "zoo")) if not name.startswith(("_", "."))}
+    placed = {name.split(".")[1] + ("" if os.path.isdir(os.path.join(ROOT, "zoo", name.split(".")[1])) else ".py")
+              for name in set(RANKS) | FOUNDATION if name.startswith("zoo.")}
+    assert packages == placed
+
+
+def test_serving_imports_only_the_constants():
     found = {name for path in python_files("serving") for name in imports(path) if name.split(".")[0] == "zoo"}
-    found.discard("zoo")  # `from zoo import cli` names the package, and `zoo.cli` (checked)
+    found.discard("zoo")  # `from zoo import constants` names the package, and `zoo.constants` (checked)
     allowed = tuple(SERVING_MAY_IMPORT) + tuple(f"{module}." for module in SERVING_MAY_IMPORT)
     assert [name for name in found if not name.startswith(allowed)] == []
     assert found, "serving/ should read the version rule and file names from zoo.constants"

@@ -78,7 +78,7 @@ def zoo_serve_subprocess(model_base_path: str, *extra_flags: str, model_name: st
     """Runs the real `zoo-serve` command line; yields (base URL, process)."""
     port = free_port()
     command = shutil.which("zoo-serve")
-    command = [command] if command else [sys.executable, "-m", "serving.server"]
+    command = [command] if command else [sys.executable, "-m", "recipes.serve"]
     process = subprocess.Popen(
         command
         + [f"--model_base_path={model_base_path}", f"--model_name={model_name}", f"--rest_api_port={port}"]

@@ -377,7 +377,7 @@ def _wait_for_version(http, model_url, version, timeout=30):
 def test_zoo_serve_cli_rejects_a_missing_model_base_path(tmp_path):
     missing = tmp_path / "nowhere"
     result = subprocess.run(
-        [sys.executable, "-m", "serving.server", f"--model_base_path={missing}"],
+        [sys.executable, "-m", "recipes.serve", f"--model_base_path={missing}"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode != 0
