@@ -27,20 +27,18 @@ TARGET_TEXTS = ["2021-03-03", "1999-04-04", "2020-05-12", "2000-01-01", "1987-12
 TEST_SOURCES = ["3 mars 2021", "le 4 avril 1999", "7 mai", "31/12/1987", "2 2"]
 
 
-def tiny_model(source_tokenizer, target_tokenizer, epochs=30, seed=0):
-    """A tiny Bahdanau model fitted for a few seconds on the toy pairs (informative outputs)."""
+TINY_SIZES = {"embedding_dim": 8, "encoder_units": 8, "decoder_units": 8, "attention_units": 8, "output_units": 8,
+              "dropout": 0.0}
+
+
+def tiny_model(source_tokenizer, target_tokenizer, epochs=30, seed=0, preset="bahdanau", dtype=None, sizes=None):
+    """A tiny model (Bahdanau unless `preset` says) fitted for a few seconds on the toy pairs (informative outputs).
+
+    `sizes` replaces TINY_SIZES (a preset takes only the sizes it has); `dtype` is the model's policy.
+    """
     keras.utils.set_random_seed(seed)
-    model = build(
-        "bahdanau",
-        source_tokenizer.vocab_size,
-        target_tokenizer.vocab_size,
-        embedding_dim=8,
-        encoder_units=8,
-        decoder_units=8,
-        attention_units=8,
-        output_units=8,
-        dropout=0.0,
-    )
+    model = build(preset, source_tokenizer.vocab_size, target_tokenizer.vocab_size, dtype=dtype,
+                  **(TINY_SIZES if sizes is None else sizes))
     if epochs:
         source = source_tokenizer.encode(tf.constant(SOURCE_TEXTS)).to_tensor()
         target = target_tokenizer.encode(tf.constant(TARGET_TEXTS))

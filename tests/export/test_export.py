@@ -113,7 +113,7 @@ def test_warmup_requests_parse_back_with_tf_serving_protos(export_path, loaded):
     assert requests[3][1]["beam_width"] == BEAM_WIDTH
     assert as_str(requests[0][1]["source"]) == TEST_SOURCES[:2]
     # The official protos read our hand-encoded records the same way.
-    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    from tensorflow_serving.apis import prediction_log_pb2  # the test extra installs it
     for record, (name, inputs) in zip(tf.data.TFRecordDataset(path), requests):
         log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
         request = log.predict_log.request
@@ -132,7 +132,7 @@ def test_prediction_log_encoding_round_trip_with_model_name():
     assert name == "beam_search"
     assert as_str(inputs["source"]) == ["é", ""]
     assert inputs["beam_width"] == 7 and inputs["beam_width"].dtype == np.int32
-    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    from tensorflow_serving.apis import prediction_log_pb2  # the test extra installs it
     assert prediction_log_pb2.PredictionLog.FromString(record).predict_log.request.model_spec.name == "zoo"
 
 
@@ -306,7 +306,7 @@ def test_saved_model_cli_run_answers_beam_search(export_path):
 @pytest.mark.parametrize("signature", sorted(SESSION_RUNS))
 def test_session_loader_answers_every_signature_like_the_tf2_loader(export_path, loaded, signature, tmp_path):
     """The function `saved_model_cli run` calls (a TF1 Session, as in TF Serving), in this process."""
-    saved_model_cli = pytest.importorskip("tensorflow.python.tools.saved_model_cli")
+    from tensorflow.python.tools import saved_model_cli
     exprs, keys = SESSION_RUNS[signature]
     inputs = saved_model_cli.load_inputs_from_input_arg_string("", exprs, "")
     saved_model_cli.run_saved_model_with_feed_dict(export_path, "serve", signature, inputs, str(tmp_path), True)

@@ -65,7 +65,7 @@ def test_the_warmup_reader_decodes_the_exports_requests(real_export, without_ten
 
 
 def test_the_warmup_reader_agrees_with_tf_servings_own_protos(real_export):
-    prediction_log_pb2 = pytest.importorskip("tensorflow_serving.apis.prediction_log_pb2")
+    from tensorflow_serving.apis import prediction_log_pb2  # the test extra installs it
     base, _ = real_export
     path = warmup_file(f"{base}/1")
     expected = []
