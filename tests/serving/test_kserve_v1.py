@@ -2,7 +2,9 @@
 
 KServe's Python SDK cannot share this environment (it pins an older protobuf than TensorFlow's),
 so these tests send exactly what its protocol-v1 client sends and read the answer exactly as it
-does (kserve 0.21, `kserve/inference_client.py`):
+does (kserve 0.21, `kserve/inference_client.py`), and, when `KSERVE_PYTHON` names an interpreter
+that has the SDK (`python3 -m venv kv && kv/bin/pip install kserve`), the SDK's own client talks
+to zoo-serve from that interpreter:
 
 - `is_model_ready(base_url, name)`: `GET {base}/v1/models/{name}`; 503 means False, any other
   non-2xx raises, else it returns `response.json().get("ready")`.
@@ -13,9 +15,12 @@ does (kserve 0.21, `kserve/inference_client.py`):
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
 
 import httpx
+import pytest
 
 import saved_model_fixture as fixture
 from rest_servers import zoo_serve_in_thread
@@ -72,3 +77,32 @@ def test_ready_is_false_for_a_version_that_no_longer_serves(tmp_path, fixture_ba
     assert whole["ready"] is True and [s["state"] for s in whole["model_version_status"]] == ["AVAILABLE", "END"]
     # TF Serving's own fields are as they were: `ready` is the only addition.
     assert set(whole) == {"model_version_status", "ready"}
+
+
+# Run by the KServe SDK's interpreter: its protocol-v1 REST client against the URL given.
+KSERVE_SCRIPT = """
+import asyncio, json, sys
+from kserve import InferenceRESTClient, RESTConfig
+
+async def main(url):
+    client = InferenceRESTClient(RESTConfig(protocol="v1", retries=0, timeout=60))
+    try:
+        return {"live": await client.is_server_live(url), "ready": await client.is_model_ready(url, "zoo"),
+                "answer": await client.infer(url, {"instances": ["kserve"]}, model_name="zoo")}
+    finally:
+        await client.close()
+
+print(json.dumps(asyncio.run(main(sys.argv[1]))))
+"""
+
+
+def test_the_kserve_sdks_own_client_against_zoo_serve(zoo_serve_server):
+    python = os.environ.get("KSERVE_PYTHON")
+    if not python:
+        pytest.skip("KSERVE_PYTHON is not set: no interpreter with the kserve SDK (it cannot share TensorFlow's)")
+    result = subprocess.run([python, "-c", KSERVE_SCRIPT, zoo_serve_server.url], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout.splitlines()[-1])
+    assert answer["live"] is True and answer["ready"] is True
+    assert answer["answer"]["predictions"][0]["translation"] == fixture.expected_translation("kserve")

@@ -364,6 +364,21 @@ def test_zoo_serve_cli_picks_up_new_versions_without_restart(tmp_path, fixture_b
     assert process.stdout.read().count("Failed to load version 3") == 1  # Some seven polls, one load, one line.
 
 
+def test_zoo_serve_cli_without_batching_answers_concurrent_requests_each_on_its_own(fixture_base_path):
+    flags = ("--enable_batching=false", "--num_batch_threads=1", "--max_batch_size=1")
+    with zoo_serve_subprocess(fixture_base_path, *flags) as (url, process):
+        texts = [f"request {i}" * (i % 3 + 1) for i in range(8)]
+
+        def predict(text):
+            return httpx.post(f"{url}/v1/models/zoo:predict", json={"instances": [text]}, timeout=60)
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(predict, texts))
+        assert process.poll() is None
+    assert [a.status_code for a in answers] == [200] * 8
+    assert [a.json()["predictions"][0]["translation"] for a in answers] == [fixture.expected_translation(t) for t in texts]
+
+
 def _wait_for_version(http, model_url, version, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
