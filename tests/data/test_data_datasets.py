@@ -56,6 +56,16 @@ def test_tsv_files_and_the_held_out_dev_set(tmp_path):
     assert datasets.dataset_name(recipe(train_tsv=train)) == "tsv"
 
 
+def test_a_dev_file_may_give_several_references(tmp_path):
+    train = write_tsv(str(tmp_path / "train.tsv"), [("a", "b"), ("c", "d")])
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("s1\tr1\tr1 again\ns2\tr2\n", encoding="utf-8")
+    splits = datasets.load(recipe(train_tsv=train, dev_tsv=str(dev)))
+    assert splits["dev"] == [("s1", "r1", "r1 again"), ("s2", "r2")]  # training reads one target a line
+    with pytest.raises(DataError, match=r"dev\.tsv: 1 malformed line|dev\.tsv:1: expected 'source<TAB>target'"):
+        datasets.load(recipe(train_tsv=str(dev)))
+
+
 def test_errors_name_what_was_wrong(tmp_path):
     with pytest.raises(DataError, match=r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"):
         datasets.load(recipe(dataset="wmt"))
