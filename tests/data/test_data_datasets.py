@@ -1,4 +1,7 @@
-"""The dataset registry: `dates` and `tsv` register themselves; the trainer asks it for pairs and resume fields."""
+"""The dataset registry: `dates`, `tsv` and `tfds` register themselves; the trainer asks it for pairs and resume fields.
+
+`tfds` on TFDS's mock data: tests/data/test_data_tfds.py.
+"""
 
 import os
 import re
@@ -18,10 +21,12 @@ def recipe(**fields):
 
 
 def test_the_built_in_datasets_and_their_fields():
-    assert datasets.names() == ["dates", "tsv"]
+    assert datasets.names() == ["dates", "tfds", "tsv"]
     assert datasets.config_fields() == {
         "dates_train_size": 20000, "dates_dev_size": 1000, "dates_seed": 0,
-        "dates_languages": "en,fr,es,de,it,pt", "train_tsv": "", "dev_tsv": "", "max_bad_fraction": 0.1,
+        "dates_languages": "en,fr,es,de,it,pt", "tfds_name": "", "tfds_data_dir": "", "tfds_train_split": "train",
+        "tfds_dev_split": "validation", "tfds_reverse": False, "tfds_max_train_pairs": 0,
+        "train_tsv": "", "dev_tsv": "", "max_bad_fraction": 0.1,
     }  # fmt: skip
 
 
@@ -67,7 +72,7 @@ def test_a_dev_file_may_give_several_references(tmp_path):
 
 
 def test_errors_name_what_was_wrong(tmp_path):
-    with pytest.raises(DataError, match=r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"):
+    with pytest.raises(DataError, match=r"unknown dataset 'wmt'; expected one of \['dates', 'tfds', 'tsv'\]"):
         datasets.load(recipe(dataset="wmt"))
     with pytest.raises(DataError, match=r"unknown dataset 'wmt'"):
         datasets.resume_fields(recipe(dataset="wmt"))

@@ -2,10 +2,11 @@
 
 import sys
 
+import ml_collections
 import pytest
 import tensorflow_datasets as tfds
 
-from zoo.data import DataError, SentencePieceTokenizer, make_dataset
+from zoo.data import DataError, SentencePieceTokenizer, datasets, make_dataset
 from zoo.data.tfds_pairs import import_tfds, tfds_pairs
 
 
@@ -59,3 +60,35 @@ def test_missing_tensorflow_datasets_is_one_line(monkeypatch):
     with pytest.raises(ImportError) as error:
         import_tfds()
     assert "\n" not in str(error.value) and str(error.value).endswith("pip install 'zoo-nmt[tfds]')")
+
+
+def tfds_config(**fields):
+    """The data fields of a recipe on dataset `tfds`."""
+    config = ml_collections.ConfigDict(dict(dataset="tfds", seed=0, **datasets.config_fields()))
+    config.update(dict({"tfds_name": "ted_hrlr_translate/pt_to_en"}, **fields))
+    return config
+
+
+def test_the_tfds_dataset_through_the_registry():
+    config = tfds_config(tfds_max_train_pairs=5, tfds_reverse=True)
+    with tfds.testing.mock_data(num_examples=12):
+        splits = datasets.load(config)
+        train = _expected("ted_hrlr_translate/pt_to_en", "train", "en", "pt")
+        dev = _expected("ted_hrlr_translate/pt_to_en", "validation", "en", "pt")
+    assert splits == {"train": train[:5], "dev": dev}
+    assert datasets.resume_fields(config) == (
+        "dataset", "tfds_name", "tfds_train_split", "tfds_reverse", "tfds_max_train_pairs")
+
+
+def test_tfds_dataset_errors_are_one_line(monkeypatch):
+    with pytest.raises(DataError, match=r"^dataset 'tfds' needs --config\.tfds_name, a TFDS translation dataset"):
+        datasets.load(tfds_config(tfds_name=""))
+    with pytest.raises(DataError, match=r"^--dev_tsv needs --train_tsv"):
+        datasets.load(tfds_config(dev_tsv="dev.tsv"))
+    with tfds.testing.mock_data(num_examples=2):
+        with pytest.raises(DataError, match=r"^TFDS dataset 'no_such' split 'train': Dataset no_such not found\.$"):
+            datasets.load(tfds_config(tfds_name="no_such"))
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", None)
+    with pytest.raises(DataError, match=r"^TFDS datasets need TensorFlow Datasets.*pip install tensorflow-datasets"):
+        datasets.load(tfds_config())
+

@@ -161,7 +161,9 @@ BAD_INPUTS = {
     "dates-with-dev-only": (["--dev_tsv", "{malformed}"], r"--dev_tsv needs --train_tsv"),
     "unknown-attention": (["--model", "luong_general", "--config.attention=luong"],
                           r"attention: unknown attention 'luong'; expected one of \[.*'reduced_rank'"),
-    "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"),
+    "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tfds', 'tsv'\]"),
+    "unknown-tfds-name": (["--config.dataset=tfds", "--config.tfds_name=no_such_dataset"],
+                          r"TFDS dataset 'no_such_dataset' split 'train': Dataset no_such_dataset not found\.$"),
 }
 
 
