@@ -6,8 +6,10 @@ import ml_collections
 import pytest
 import tensorflow_datasets as tfds
 
+from recipes import load_config
 from zoo.data import DataError, SentencePieceTokenizer, datasets, make_dataset
 from zoo.data.tfds_pairs import import_tfds, tfds_pairs
+from zoo.training import train_and_evaluate
 
 
 def _expected(name, split, source_key, target_key):
@@ -92,3 +94,15 @@ def test_tfds_dataset_errors_are_one_line(monkeypatch):
     with pytest.raises(DataError, match=r"^TFDS datasets need TensorFlow Datasets.*pip install tensorflow-datasets"):
         datasets.load(tfds_config())
 
+
+def test_a_recipe_trains_on_a_tfds_dataset(tmp_path):
+    config = load_config("ted_hrlr_pt_en")
+    config.update(
+        tfds_max_train_pairs=16, source_tokenizer="char", target_tokenizer="char", max_source_length=20,
+        max_target_length=20, embedding_dim=8, encoder_units=8, decoder_units=8, decoder_layers=1, batch_size=8,
+        train_steps=2, num_epochs=1, final_beam_width=1, num_samples=0, verbose=0, export=False, precision="float32",
+    )  # fmt: skip
+    with tfds.testing.mock_data(num_examples=16):
+        results = train_and_evaluate(config, str(tmp_path / "run"), print_fn=lambda line: None)
+    assert results["train_steps"] == 2 and results["recipe"] == "ted_hrlr_pt_en"
+    assert results["dev_sentences"] == 16 and "nrefs:1" in results["bleu_signature"]
