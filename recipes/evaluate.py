@@ -3,7 +3,8 @@
     zoo-eval --model runs/dates/export --tsv test.tsv [--beam_width 5]
 
 The JSON holds sacreBLEU `bleu` and `chrf` with their signatures, `exact_match`,
-`sentences` and `sentences_per_second`.
+`sentences` and `sentences_per_second`. A TSV line may give several references,
+`source<TAB>ref1<TAB>ref2...`: BLEU and chrF then use them all (`nrefs:N` in the signatures).
 """
 
 import json
@@ -17,7 +18,8 @@ from zoo import cli
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "a SavedModel, an export directory or a zoo-train workdir")
-flags.DEFINE_string("tsv", None, "test pairs, source<TAB>target per line")
+flags.DEFINE_string("tsv", None, "test set, source<TAB>reference per line (more <TAB>reference columns: "
+                    "multi-reference BLEU/chrF)")
 flags.DEFINE_integer("beam_width", None, "beam width; default: the export's own search", lower_bound=1)
 flags.DEFINE_integer("batch_size", 64, "sentences translated at once", lower_bound=1)
 flags.DEFINE_string("bleu_tokenize", None, "sacreBLEU tokenizer; default: the one of the training recipe, else 13a")

@@ -15,9 +15,10 @@ def get_config():
     config.recipe = "base"  # the recipe's name, recorded in results.json
 
     # -- data -----------------------------------------------------------------------
-    config.dataset = "dates"  # a name from zoo.data.datasets.names(): "dates" (generated) or "tsv" (files)
+    config.dataset = "dates"  # from zoo.data.datasets.names(): "dates" (generated), "tsv" (files), "tfds" (by name)
     # Each dataset's own fields, commented in zoo/data/datasets/<name>.py: dates_train_size,
-    # dates_dev_size, dates_seed, dates_languages (dates); train_tsv, dev_tsv, max_bad_fraction (tsv).
+    # dates_dev_size, dates_seed, dates_languages (dates); train_tsv, dev_tsv, max_bad_fraction (tsv);
+    # tfds_name, tfds_data_dir, tfds_train_split, tfds_dev_split, tfds_reverse, tfds_max_train_pairs (tfds).
     config.update(datasets.config_fields())
 
     # -- tokenizers -------------------------------------------------------------------

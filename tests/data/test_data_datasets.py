@@ -1,4 +1,7 @@
-"""The dataset registry: `dates` and `tsv` register themselves; the trainer asks it for pairs and resume fields."""
+"""The dataset registry: `dates`, `tsv` and `tfds` register themselves; the trainer asks it for pairs and resume fields.
+
+`tfds` on TFDS's mock data: tests/data/test_data_tfds.py.
+"""
 
 import os
 import re
@@ -18,10 +21,12 @@ def recipe(**fields):
 
 
 def test_the_built_in_datasets_and_their_fields():
-    assert datasets.names() == ["dates", "tsv"]
+    assert datasets.names() == ["dates", "tfds", "tsv"]
     assert datasets.config_fields() == {
         "dates_train_size": 20000, "dates_dev_size": 1000, "dates_seed": 0,
-        "dates_languages": "en,fr,es,de,it,pt", "train_tsv": "", "dev_tsv": "", "max_bad_fraction": 0.1,
+        "dates_languages": "en,fr,es,de,it,pt", "tfds_name": "", "tfds_data_dir": "", "tfds_train_split": "train",
+        "tfds_dev_split": "validation", "tfds_reverse": False, "tfds_max_train_pairs": 0,
+        "train_tsv": "", "dev_tsv": "", "max_bad_fraction": 0.1,
     }  # fmt: skip
 
 
@@ -56,8 +61,18 @@ def test_tsv_files_and_the_held_out_dev_set(tmp_path):
     assert datasets.dataset_name(recipe(train_tsv=train)) == "tsv"
 
 
+def test_a_dev_file_may_give_several_references(tmp_path):
+    train = write_tsv(str(tmp_path / "train.tsv"), [("a", "b"), ("c", "d")])
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("s1\tr1\tr1 again\ns2\tr2\n", encoding="utf-8")
+    splits = datasets.load(recipe(train_tsv=train, dev_tsv=str(dev)))
+    assert splits["dev"] == [("s1", "r1", "r1 again"), ("s2", "r2")]  # training reads one target a line
+    with pytest.raises(DataError, match=r"dev\.tsv: 1 malformed line|dev\.tsv:1: expected 'source<TAB>target'"):
+        datasets.load(recipe(train_tsv=str(dev)))
+
+
 def test_errors_name_what_was_wrong(tmp_path):
-    with pytest.raises(DataError, match=r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"):
+    with pytest.raises(DataError, match=r"unknown dataset 'wmt'; expected one of \['dates', 'tfds', 'tsv'\]"):
         datasets.load(recipe(dataset="wmt"))
     with pytest.raises(DataError, match=r"unknown dataset 'wmt'"):
         datasets.resume_fields(recipe(dataset="wmt"))

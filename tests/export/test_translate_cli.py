@@ -195,16 +195,17 @@ def test_workdir_is_translated_from_best_keras_then_exported(parts, loaded, tmp_
 
 
 def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, loaded, tmp_path):
-    """References equal to the export's own translations: BLEU 100 and every sentence an exact match."""
+    """A second reference equal to the export's own translation: BLEU 100 and every sentence an exact match."""
     translations = expected_lines(loaded, TEST_SOURCES)
     tsv = tmp_path / "test.tsv"
-    tsv.write_text("".join(f"{s}\t{t}\n" for s, t in zip(TEST_SOURCES, translations)), encoding="utf-8")
+    tsv.write_text("".join(f"{s}\t1999-09-09\t{t}\n" for s, t in zip(TEST_SOURCES, translations)), encoding="utf-8")
     result = cli("recipes.evaluate", f"--model={export_base}", f"--tsv={tsv}", "--batch_size=2",
                  "--bleu_tokenize=char")
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     scores = json.loads(result.stdout.decode().strip().split("\n")[-1])
     assert scores["sentences"] == len(TEST_SOURCES) and scores["exact_match"] == 1.0
     assert scores["bleu"] == pytest.approx(100.0) and "tok:char" in scores["bleu_signature"]
+    assert "nrefs:2" in scores["bleu_signature"] and "nrefs:2" in scores["chrf_signature"]
     assert scores["decoding"] == f"{os.path.join(export_base, '1')}: serving_default (beam width {BEAM_WIDTH})"
 
     missing = cli("recipes.evaluate", f"--model={export_base}", f"--tsv={tmp_path / 'missing.tsv'}")

@@ -102,6 +102,17 @@ def test_train_steps_and_a_changed_model_are_handled(tmp_path):
         train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
 
 
+def test_a_dev_file_with_several_references_trains_and_scores_with_them_all(tmp_path):
+    splits = dates_splits(seed=0, train=100, dev=6, test=1)
+    train = write_tsv(str(tmp_path / "train.tsv"), splits["train"])
+    dev = tmp_path / "dev.tsv"  # a second reference column: the target written backwards
+    dev.write_text("".join(f"{s}\t{t}\t{t[::-1]}\n" for s, t in splits["dev"]), encoding="utf-8")
+    config = tiny_config(train_tsv=train, dev_tsv=str(dev), train_steps=2, final_beam_width=1, export=False)
+    results = train_and_evaluate(config, str(tmp_path / "run"), print_fn=lambda line: None)
+    assert results["dev_sentences"] == 6 and results["train_steps"] == 2
+    assert "nrefs:2" in results["bleu_signature"] and "nrefs:2" in results["chrf_signature"]
+
+
 @pytest.mark.slow
 def test_killed_run_resumes_where_its_checkpoint_left_off(tmp_path):
     workdir = str(tmp_path / "run")
@@ -150,7 +161,9 @@ BAD_INPUTS = {
     "dates-with-dev-only": (["--dev_tsv", "{malformed}"], r"--dev_tsv needs --train_tsv"),
     "unknown-attention": (["--model", "luong_general", "--config.attention=luong"],
                           r"attention: unknown attention 'luong'; expected one of \[.*'reduced_rank'"),
-    "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tsv'\]"),
+    "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tfds', 'tsv'\]"),
+    "unknown-tfds-name": (["--config.dataset=tfds", "--config.tfds_name=no_such_dataset"],
+                          r"TFDS dataset 'no_such_dataset' split 'train': Dataset no_such_dataset not found\.$"),
 }
 
 

@@ -5,7 +5,7 @@ import os
 import time
 
 from zoo import metrics
-from zoo.data import read_tsv
+from zoo.data import read_tsv_report
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
 from zoo.inference.resolve import training_config_path
@@ -14,11 +14,12 @@ from zoo.progress import Progress
 
 def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a", show_progress=None,
              label="dev BLEU"):
-    """Translates the sources of `pairs` with a `KerasTranslator` and scores them against their targets.
+    """Translates the sources of `pairs` with a `KerasTranslator` and scores them against their references.
 
     Args:
       translator: a `KerasTranslator`.
-      pairs: list of `(source, reference)` str pairs.
+      pairs: list of `(source, reference)` str pairs, or `(source, ref1, ref2, ...)` tuples
+        (multi-reference BLEU and chrF).
       beam_width: 1 for greedy search, else beam search of that width.
       batch_size: sentences decoded at once.
       bleu_tokenize: sacreBLEU tokenizer.
@@ -28,11 +29,10 @@ def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a
     Returns:
       `(scores, hypotheses)`: a `zoo.metrics.Scores` and the list of hypotheses.
     """
-    sources = [source for source, _ in pairs]
-    references = [target for _, target in pairs]
+    sources = [item[0] for item in pairs]
     with Progress(label, total=len(sources), unit="sentences", enabled=show_progress) as progress:
         hypotheses = translator.translate(sources, beam_width=beam_width, batch_size=batch_size, progress=progress)
-    return metrics.score(hypotheses, references, bleu_tokenize=bleu_tokenize), hypotheses
+    return metrics.score(hypotheses, [item[1:] for item in pairs], bleu_tokenize=bleu_tokenize), hypotheses
 
 
 def _bleu_tokenize_of(path):
@@ -50,7 +50,8 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
     Args:
       model_path: a SavedModel, an export base directory or a `zoo-train` workdir (see
         `zoo.inference.resolve_model`).
-      tsv_path: `source<TAB>target` pairs (more tab-separated references allowed).
+      tsv_path: `source<TAB>reference` lines; further tab-separated columns are further
+        references (sacreBLEU's multi-reference BLEU and chrF, `nrefs:N` in the signatures).
       beam_width: None for the export's default search, else beam search of that width.
       batch_size: sentences translated at once.
       bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
@@ -60,7 +61,8 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
       `sentences`, `sentences_per_second`, `seconds`, `model`, `decoding`.
     """
-    pairs = read_tsv(tsv_path)
+    test = read_tsv_report(tsv_path, multi_reference=True)
+    pairs = test.pairs
     translate, description = load_translate_fn(model_path, beam_width=beam_width)
     bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
     sources = [source.encode("utf-8") for source, _ in pairs]
@@ -69,6 +71,6 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
         translations = translate_in_batches(translate, sources, batch_size, progress)
     hypotheses = [text.decode("utf-8") for text in translations]
     seconds = time.monotonic() - started
-    scores = metrics.score(hypotheses, [target for _, target in pairs], bleu_tokenize=bleu_tokenize)
+    scores = metrics.score(hypotheses, test.references, bleu_tokenize=bleu_tokenize)
     return dict(scores.as_dict(), sentences_per_second=len(pairs) / seconds if seconds else None,
                 seconds=seconds, model=os.fspath(model_path), decoding=description)

@@ -108,7 +108,7 @@ def _final_evaluation(config, workdir, model, translator, dev_pairs, log):
     log(f"dev ({len(dev_pairs)} sentences, beam {config.final_beam_width}): BLEU {scores.bleu:.2f}, "
         f"chrF {scores.chrf:.2f}, exact match {100 * scores.exact_match:.1f}%")
     log(f"  {scores.bleu_signature}")
-    for (source, reference), hypothesis in list(zip(dev_pairs, hypotheses))[: config.num_samples]:
+    for (source, reference, *_), hypothesis in list(zip(dev_pairs, hypotheses))[: config.num_samples]:
         log(f"  source:     {source}\n  reference:  {reference}\n  hypothesis: {hypothesis}")
     # A dev sentence long enough for the plot to show reordering.
     example = next((pair for pair in dev_pairs if len(pair[0]) >= 12), dev_pairs[0])

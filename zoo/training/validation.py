@@ -115,7 +115,7 @@ POSITIVE, COUNT, SWITCH = at_least(1), at_least(0), _switch()
 RULES = {
     # data and tokenizers
     "dates_train_size": POSITIVE, "dates_dev_size": POSITIVE, "dates_languages": _languages(),
-    "max_bad_fraction": between(0.0, 1.0),
+    "max_bad_fraction": between(0.0, 1.0), "tfds_max_train_pairs": COUNT,
     "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,

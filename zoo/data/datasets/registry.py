@@ -14,7 +14,8 @@ class Dataset:
 
     Attributes:
         name: the value of the recipe's `dataset` field.
-        load: `config -> {"train": [(source, target), ...], "dev": [...]}`.
+        load: `config -> {"train": [(source, target), ...], "dev": [(source, reference, ...), ...]}`:
+            a dev item is a source and one or more references (scored with all of them).
         fields: `{field: default}`, the recipe fields the dataset reads (added to every recipe).
         resume_fields: the fields that fix the pairs: a workdir trained with other values
             cannot be resumed.
@@ -73,6 +74,8 @@ def resume_fields(config):
 
 def load(config):
     """The training and dev pairs of a recipe: `{"train": [(source, target), ...], "dev": [...]}`.
+
+    A dev item is `(source, reference)`, or `(source, ref1, ref2, ...)` with several references.
 
     Raises:
         DataError: an unknown dataset, missing or malformed files, an empty split.

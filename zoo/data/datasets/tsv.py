@@ -1,13 +1,17 @@
-"""`tsv`: the user's parallel text, `source<TAB>target` per line (zoo/data/tsv.py)."""
+"""`tsv`: the user's parallel text, `source<TAB>target` per line (zoo/data/tsv.py).
+
+The dev file may give several references, `source<TAB>ref1<TAB>ref2...`: its items are then
+`(source, ref1, ref2, ...)`, scored with all of them (training reads the first column only).
+"""
 
 import random
 
 from zoo.data.datasets.registry import register
-from zoo.data.tsv import DataError, read_tsv
+from zoo.data.tsv import DataError, read_tsv, read_tsv_report
 
 FIELDS = {
     "train_tsv": "",  # `source<TAB>target` training file (dataset "tsv"; setting it selects "tsv")
-    "dev_tsv": "",  # dev file scored with BLEU/chrF after each evaluation interval
+    "dev_tsv": "",  # dev file scored with BLEU/chrF after each evaluation interval (source<TAB>ref1[<TAB>ref2...])
     "max_bad_fraction": 0.1,  # share of malformed TSV lines tolerated (skipped with a warning)
 }
 _MAX_HELD_OUT = 1000  # dev pairs held out of the training file when there is no dev file
@@ -21,10 +25,16 @@ def load(config):
                         "expected dataset 'dates' or a --train_tsv file")
     train = read_tsv(config.train_tsv, max_bad_fraction=config.max_bad_fraction)
     if config.dev_tsv:
-        return {"train": train, "dev": read_tsv(config.dev_tsv, max_bad_fraction=config.max_bad_fraction)}
+        return {"train": train, "dev": read_dev_tsv(config.dev_tsv, config.max_bad_fraction)}
     train = list(train)
     random.Random(config.seed).shuffle(train)
     held_out = min(_MAX_HELD_OUT, max(1, len(train) // 50))
     if len(train) - held_out < 1:
         raise DataError(f"{config.train_tsv}: {len(train)} pair(s) are too few to hold out a dev set; give --dev_tsv")
     return {"train": train[held_out:], "dev": train[:held_out]}
+
+
+def read_dev_tsv(path, max_bad_fraction):
+    """`(source, ref1, ...)` items of a dev file whose lines may hold several references."""
+    report = read_tsv_report(path, max_bad_fraction=max_bad_fraction, multi_reference=True)
+    return [(source, *references) for (source, _), references in zip(report.pairs, report.references)]
