@@ -35,7 +35,8 @@ setup(
     ],
     extras_require={
         # TFDS translation datasets by name (zoo.data.tfds_pairs).
-        "tfds": ["tensorflow-datasets>=4.9"],
+        # importlib_resources: tensorflow-datasets imports it to download, without declaring it.
+        "tfds": ["tensorflow-datasets>=4.9", "importlib_resources>=5"],
         "test": [
             "pytest>=8.0",
             "jax[cpu]>=0.4.30",
