@@ -15,6 +15,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARN
 from absl import flags, logging
 
 from zoo import cli
+from zoo.constants import MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "a SavedModel, an export directory or a zoo-train workdir")
@@ -34,7 +35,7 @@ def main(argv):
 
     try:
         results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize)
-    except (ValueError, OSError) as error:  # zoo.data.DataError is a ValueError
+    except (ValueError, OSError, MissingOpLibraryError) as error:  # zoo.data.DataError is a ValueError
         raise cli.CommandError(str(error)) from None
     print(json.dumps(results))
 

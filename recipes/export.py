@@ -12,6 +12,7 @@ import os
 from absl import flags, logging
 
 from zoo import cli
+from zoo.constants import MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
@@ -46,7 +47,7 @@ def main(argv):
             length_penalty=FLAGS.length_penalty,
             max_source_length=FLAGS.max_source_length,
         )
-    except (OSError, ValueError) as error:  # missing files, no permission, a full disk, a bad config
+    except (OSError, ValueError, MissingOpLibraryError) as error:  # missing files or ops, a full disk, a bad config
         raise cli.CommandError(str(error)) from None
     print(path)
 

@@ -17,6 +17,7 @@ import sys
 from absl import flags
 
 from zoo import cli
+from zoo.constants import MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "A SavedModel dir, an export dir of versions (newest used) or a zoo-train workdir.")
@@ -48,7 +49,7 @@ def main(argv):
         translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling)
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, MissingOpLibraryError) as error:
         raise cli.CommandError(str(error)) from None
 
 

@@ -21,7 +21,13 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from serving.errors import NotFoundError
 from serving.warmup import replay_warmup_requests
-from zoo.constants import SAVED_MODEL_FILE, saved_model_versions
+from zoo.constants import (
+    OP_LIBRARIES,
+    SAVED_MODEL_FILE,
+    load_op_libraries,
+    read_export_settings,
+    saved_model_versions,
+)
 
 
 @dataclasses.dataclass(eq=False)
@@ -55,11 +61,13 @@ class LoadedModel:
 
 @dataclasses.dataclass
 class VersionStatus:
-    """A version's entry in the model status answer: AVAILABLE while served, END once unloaded."""
+    """A version's entry in the model status answer: AVAILABLE while served, END once unloaded
+    or when it failed to load (then `error_code` is not "OK" and `error_message` says why)."""
 
     version: int
     state: str
     error_message: str = ""
+    error_code: str = "OK"
 
 
 def read_signature_defs(export_dir: str) -> dict:
@@ -88,10 +96,14 @@ def read_signature_defs(export_dir: str) -> dict:
 def load_version(model_base_path: str, version: int) -> LoadedModel:
     """Loads `<model_base_path>/<version>` with `tf.saved_model.load` and wraps its signatures.
 
-    Then replays the export's warmup requests, as TF Serving does, so that the first real
-    request does not pay for one-time initialization; a failing warmup request fails the load.
+    The op libraries its `assets.extra/zoo_export.json` lists (`tensorflow_text` for a
+    SentencePiece export) are loaded first; one that does not load raises
+    `MissingOpLibraryError`, whose one-line message names the package to install. Then replays
+    the export's warmup requests, as TF Serving does, so that the first real request does not
+    pay for one-time initialization; a failing warmup request fails the load.
     """
     path = os.path.join(model_base_path, str(version))
+    load_op_libraries(tf, read_export_settings(path).get(OP_LIBRARIES, []))
     trackable = tf.saved_model.load(path)
     signatures = {}
     for name, function in trackable.signatures.items():
@@ -163,6 +175,7 @@ class ModelRegistry:
                     loaded = load_version(self.model_base_path, version)
                 except Exception as error:  # A broken export must not take the server down.
                     self._broken[version] = fingerprint
+                    self._set_status(VersionStatus(version, "END", f"{type(error).__name__}: {error}", "UNKNOWN"))
                     logging.error(
                         "Failed to load version %d of model %s from %s; still serving %s. It is tried again "
                         "when its files change. %s: %s",
@@ -194,8 +207,11 @@ class ModelRegistry:
             self._base_path_problem = None
         return versions
 
-    def _swap_in(self, loaded: LoadedModel):
+    def _set_status(self, status: VersionStatus):
         # Requests read these from the event loop thread: replace, never mutate in place.
+        self._statuses = {**self._statuses, status.version: status}
+
+    def _swap_in(self, loaded: LoadedModel):
         statuses = dict(self._statuses)
         statuses[loaded.version] = VersionStatus(loaded.version, "AVAILABLE")
         if self._current is not None:

@@ -245,7 +245,7 @@ def _status(registry, name, version) -> dict:
             {
                 "version": str(status.version),
                 "state": status.state,
-                "status": {"error_code": "OK", "error_message": status.error_message},
+                "status": {"error_code": status.error_code, "error_message": status.error_message},
             }
             for status in statuses
         ],

@@ -1,9 +1,14 @@
 """Facts shared by the whole zoo, each defined once: reserved ids, decoding defaults, file names.
 
 Standard library only (no TensorFlow, no Keras), so that `serving/` and the start-up path of
-`zoo-translate` can import it for free.
+`zoo-translate` can import it for free; that is also why the reading of an export's
+`zoo_export.json` and the loading of the op libraries it names live here.
 """
 
+import glob
+import importlib
+import importlib.util
+import json
 import os
 import re
 
@@ -57,3 +62,77 @@ def saved_model_versions(base_path):
         for name in os.listdir(base_path)
         if _VERSION_DIR.fullmatch(name) and os.path.isfile(os.path.join(base_path, name, SAVED_MODEL_FILE))
     )
+
+
+def read_export_settings(export_dir):
+    """The `assets.extra/zoo_export.json` of an export as a dict ({} if it has none).
+
+    Raises:
+      ValueError: the file is not a JSON object (the message names it).
+    """
+    path = os.path.join(export_dir, ASSETS_EXTRA_DIR, SETTINGS_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            settings = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except ValueError as error:
+        raise ValueError(f"{path}: invalid JSON ({error})") from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(settings).__name__}")
+    return settings
+
+
+# -- Op libraries: the custom ops an export's graph runs besides TensorFlow's own ------------
+
+OP_LIBRARIES = "op_libraries"  # the zoo_export.json field listing them ([] for core TF ops only)
+# What installs each one (`{tf}`: TensorFlow's release series, which tensorflow-text must match).
+_OP_LIBRARY_PACKAGES = {"tensorflow_text": "tensorflow-text~={tf}"}
+_KERNELS_DIR = ("python", "ops")  # where in the package its kernels (shared objects) lie
+
+
+class MissingOpLibraryError(ImportError):
+    """An op library an export or tokenizer needs does not load; the one-line message says what to install."""
+
+
+def op_library_install_hint(library, tf_version):
+    """`pip install 'tensorflow-text~=2.21.0'` for `("tensorflow_text", "2.21.3")`."""
+    series = ".".join(str(tf_version).split(".")[:2]) + ".0"
+    package = _OP_LIBRARY_PACKAGES.get(library, library.replace("_", "-"))
+    return f"pip install '{package.format(tf=series)}'"
+
+
+def load_op_libraries(tf, libraries):
+    """Registers the ops of each named library with TensorFlow, before loading an export that runs them.
+
+    The kernels are loaded from the package's shared objects with `tf.load_op_library` (what
+    TF Serving links in), without importing its Python package: `tensorflow_text` would import
+    Keras, which an export does not need. A package without them there is imported instead.
+
+    Args:
+      tf: the `tensorflow` module (this module imports no TensorFlow).
+      libraries: Python module names, as `zoo_export.json` lists them.
+
+    Raises:
+      MissingOpLibraryError: one line naming the library and the package to install.
+    """
+    for library in libraries:
+        try:
+            spec = importlib.util.find_spec(library)
+            if spec is None:
+                raise ImportError(f"No module named {library!r}")
+            kernels = sorted(
+                path
+                for location in spec.submodule_search_locations or ()
+                for path in glob.glob(os.path.join(location, *_KERNELS_DIR, "*.so"))
+            )
+            for path in kernels:
+                tf.load_op_library(path)
+            if not kernels:
+                importlib.import_module(library)
+        except Exception as error:  # ImportError, or kernels built for another TensorFlow
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise MissingOpLibraryError(
+                f"this export runs ops of {library}, which do not load ({reason}); install them with: "
+                f"{op_library_install_hint(library, tf.__version__)}"
+            ) from None

@@ -13,8 +13,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.data import CharTokenizer
+from zoo.data import CharTokenizer, SentencePieceTokenizer
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
+from zoo.decoding import beam_search, greedy_search
 from zoo.models import build
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,8 +36,12 @@ def tiny_model(source_tokenizer, target_tokenizer, epochs=30, seed=0, preset="ba
     """A tiny model (Bahdanau unless `preset` says) fitted for a few seconds on the toy pairs (informative outputs).
 
     `sizes` replaces TINY_SIZES (a preset takes only the sizes it has); `dtype` is the model's policy.
+    `seed=None` leaves the random state as it is: seeding clears TensorFlow's eager kernel cache,
+    which frees the SentencePiece model of a tokenizer built before (seed first, then build such
+    tokenizers).
     """
-    keras.utils.set_random_seed(seed)
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
     model = build(preset, source_tokenizer.vocab_size, target_tokenizer.vocab_size, dtype=dtype,
                   **(TINY_SIZES if sizes is None else sizes))
     if epochs:
@@ -82,6 +87,53 @@ def as_str(values):
     return [v.decode("utf-8") for v in np.asarray(values).reshape(-1).tolist()]
 
 
+def reference_ids(source_tokenizer, sources):
+    """The source ids the export decodes from: encoded, cut to MAX_SOURCE_LENGTH, padded."""
+    return source_tokenizer.encode(tf.constant(sources))[:, :MAX_SOURCE_LENGTH].to_tensor()
+
+
+def decode_all(target_tokenizer, ids):
+    """int32 (B, N, T) -> list (B) of lists (N) of str."""
+    b, n, t = ids.shape
+    texts = as_str(target_tokenizer.decode(tf.reshape(ids, [-1, t])))
+    return [texts[i * n : (i + 1) * n] for i in range(b)]
+
+
+def assert_export_matches_keras(loaded, parts, sources):
+    """The export's `serving_default`, `greedy` and `beam_search` against `zoo.decoding` on the
+    Keras model (texts, scores, log-probabilities, attention); returns the beam translations."""
+    model, source_tokenizer, target_tokenizer = parts
+    ids = reference_ids(source_tokenizer, sources)
+    source = tf.constant(sources)
+
+    default = loaded.signatures["serving_default"](source=source)
+    ref = beam_search(model, ids, beam_width=BEAM_WIDTH, num_hypotheses=1, length_penalty=LENGTH_PENALTY)
+    expected = [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
+    assert as_str(default["translation"]) == expected
+    np.testing.assert_allclose(default["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
+
+    greedy = loaded.signatures["greedy"](source=source)
+    ref = greedy_search(model, ids, length_penalty=LENGTH_PENALTY)
+    assert as_str(greedy["translation"]) == [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
+    np.testing.assert_allclose(greedy["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
+
+    beam = loaded.signatures["beam_search"](
+        source=source, beam_width=tf.constant(4), num_hypotheses=tf.constant(3), length_penalty=tf.constant(0.8)
+    )
+    ref = beam_search(model, ids, beam_width=4, num_hypotheses=3, length_penalty=0.8)
+    translations = beam["translations"].numpy()
+    assert translations.shape == (len(sources), 3)
+    assert [as_str(row) for row in translations] == decode_all(target_tokenizer, ref.ids)
+    np.testing.assert_allclose(beam["scores"].numpy(), ref.scores.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(beam["log_probs"].numpy(), ref.log_probs.numpy(), rtol=1e-5, atol=1e-5)
+    target_length = beam["attention"].shape[1]
+    assert target_length == int(tf.reduce_max(ref.lengths[:, 0]))
+    np.testing.assert_allclose(
+        beam["attention"].numpy(), ref.attention[:, 0, :target_length].numpy(), rtol=1e-5, atol=1e-6
+    )
+    return expected
+
+
 def build_parts():
     """`(model, source_tokenizer, target_tokenizer)`: the tiny fitted model and its tokenizers."""
     source_tokenizer = CharTokenizer.build(SOURCE_TEXTS)
@@ -103,3 +155,27 @@ def write_export(base, parts, version=None):
         warmup_sources=TEST_SOURCES[:2],
     )
 
+
+
+# Words of several scripts for the SentencePiece corpus: accents, Greek, Cyrillic, CJK, emoji.
+MULTILINGUAL_WORDS = ("chat", "maison", "été", "Straße", "über", "γράμμα", "Ελλάδα", "привет", "дела",
+                      "日本語", "文章", "👍", "🎉", "mars", "avril", "mai", "janvier", "déc.")
+
+
+def multilingual_corpus(size=200, seed=0):
+    """`size` sentences of 2 to 6 words drawn from MULTILINGUAL_WORDS (deterministic)."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(MULTILINGUAL_WORDS, rng.integers(2, 7))) for _ in range(size)]
+
+
+def build_sentencepiece_parts():
+    """`(model, source_tokenizer, target_tokenizer)` with SentencePiece tokenizers (byte fallback).
+
+    The tokenizers are trained on the toy pairs and a generated multilingual corpus (too small
+    for the 400 pieces asked: a smaller vocabulary and one warning each), then the tiny model.
+    """
+    keras.utils.set_random_seed(0)  # before the tokenizers: see `tiny_model`
+    corpus = multilingual_corpus()
+    source_tokenizer = SentencePieceTokenizer.build(SOURCE_TEXTS * 5 + corpus, max_size=400)
+    target_tokenizer = SentencePieceTokenizer.build(TARGET_TEXTS * 5 + corpus, max_size=400)
+    return tiny_model(source_tokenizer, target_tokenizer, seed=None), source_tokenizer, target_tokenizer

@@ -17,10 +17,10 @@ from export_test_model import (
     MAX_SOURCE_LENGTH,
     TEST_SOURCES,
     as_str,
+    assert_export_matches_keras,
     run_python,
     write_workdir,
 )
-from zoo.decoding import beam_search, greedy_search
 from zoo.export import (
     SIGNATURES,
     ServingModule,
@@ -33,17 +33,6 @@ from zoo.export import warmup, writer
 from zoo.export.signatures import serving_signature
 from zoo.export.warmup import decode_prediction_log, encode_prediction_log
 from zoo.models.workdir import load_workdir
-
-
-def reference_ids(source_tokenizer, sources):
-    return source_tokenizer.encode(tf.constant(sources))[:, :MAX_SOURCE_LENGTH].to_tensor()
-
-
-def decode_all(target_tokenizer, ids):
-    """int32 (B, N, T) -> list (B) of lists (N) of str."""
-    b, n, t = ids.shape
-    texts = as_str(target_tokenizer.decode(tf.reshape(ids, [-1, t])))
-    return [texts[i * n : (i + 1) * n] for i in range(b)]
 
 
 def test_layout_assets_and_settings(export_path, parts):
@@ -137,36 +126,8 @@ def test_prediction_log_encoding_round_trip_with_model_name():
 
 
 def test_export_reproduces_keras_beam_search_and_greedy(loaded, parts):
-    model, source_tokenizer, target_tokenizer = parts
-    ids = reference_ids(source_tokenizer, TEST_SOURCES)
-    source = tf.constant(TEST_SOURCES)
-
-    default = loaded.signatures["serving_default"](source=source)
-    ref = beam_search(model, ids, beam_width=BEAM_WIDTH, num_hypotheses=1, length_penalty=LENGTH_PENALTY)
-    expected = [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
-    assert as_str(default["translation"]) == expected
+    expected = assert_export_matches_keras(loaded, parts, TEST_SOURCES)
     assert len(set(expected)) >= 4, f"the test model should translate differently: {expected}"
-    np.testing.assert_allclose(default["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
-
-    greedy = loaded.signatures["greedy"](source=source)
-    ref = greedy_search(model, ids, length_penalty=LENGTH_PENALTY)
-    assert as_str(greedy["translation"]) == [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
-    np.testing.assert_allclose(greedy["score"].numpy(), ref.scores[:, 0].numpy(), rtol=1e-5, atol=1e-5)
-
-    beam = loaded.signatures["beam_search"](
-        source=source, beam_width=tf.constant(4), num_hypotheses=tf.constant(3), length_penalty=tf.constant(0.8)
-    )
-    ref = beam_search(model, ids, beam_width=4, num_hypotheses=3, length_penalty=0.8)
-    translations = beam["translations"].numpy()
-    assert translations.shape == (len(TEST_SOURCES), 3)
-    assert [as_str(row) for row in translations] == decode_all(target_tokenizer, ref.ids)
-    np.testing.assert_allclose(beam["scores"].numpy(), ref.scores.numpy(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(beam["log_probs"].numpy(), ref.log_probs.numpy(), rtol=1e-5, atol=1e-5)
-    target_length = beam["attention"].shape[1]
-    assert target_length == int(tf.reduce_max(ref.lengths[:, 0]))
-    np.testing.assert_allclose(
-        beam["attention"].numpy(), ref.attention[:, 0, :target_length].numpy(), rtol=1e-5, atol=1e-6
-    )
 
 
 def test_beam_search_tokens_and_attention_line_up(loaded, parts):

@@ -352,13 +352,14 @@ def test_zoo_serve_cli_picks_up_new_versions_without_restart(tmp_path, fixture_b
         answer = http.post(f"{model_url}/versions/2:predict", json={"instances": ["new"]})
         assert answer.status_code == 200 and answer.json()["predictions"][0]["translation"] == "WEN"
         assert http.post(f"{model_url}/versions/1:predict", json={"instances": ["old"]}).status_code == 404
-        # A broken newer version is logged and skipped; version 2 keeps serving.
+        # A broken newer version is logged, skipped and reported as END with its reason; 2 keeps serving.
         (base / "3").mkdir()
         (base / "3" / "saved_model.pb").write_bytes(b"not a protobuf")
         time.sleep(1.5)
-        assert http.get(model_url).json()["model_version_status"][0] == {
-            "version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}
-        }
+        broken, served, _ = http.get(model_url).json()["model_version_status"]  # 3, 2, 1
+        assert served == {"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}
+        assert (broken["version"], broken["state"], broken["status"]["error_code"]) == ("3", "END", "UNKNOWN")
+        assert "saved_model.pb" in broken["status"]["error_message"]
         assert http.post(f"{model_url}:predict", json={"instances": ["still"]}).status_code == 200
         assert process.poll() is None
     assert process.stdout.read().count("Failed to load version 3") == 1  # Some seven polls, one load, one line.

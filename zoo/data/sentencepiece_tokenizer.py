@@ -6,6 +6,7 @@ import os
 
 import tensorflow as tf
 
+from zoo.constants import MissingOpLibraryError, op_library_install_hint
 from zoo.data import sentencepiece_model, vocabulary
 from zoo.data.normalization import normalize
 from zoo.data.tokenizer import CONFIG_FILE, Tokenizer
@@ -17,14 +18,14 @@ def import_tensorflow_text():
     """The `tensorflow_text` module, whose import registers the SentencePiece ops.
 
     Raises:
-      ImportError: with one line that names the package to install.
+      MissingOpLibraryError: an `ImportError` with one line that names the package to install.
     """
     try:
         import tensorflow_text  # noqa: PLC0415  heavy, and only this tokenizer needs it
     except ImportError as error:
-        raise ImportError(
+        raise MissingOpLibraryError(
             f"the sentencepiece tokenizer runs TensorFlow Text ops, which cannot be imported "
-            f"({error}); install it with: pip install 'tensorflow-text~={_minor(tf.__version__)}'"
+            f"({error}); install it with: {op_library_install_hint('tensorflow_text', tf.__version__)}"
         ) from None
     return tensorflow_text
 
@@ -111,6 +112,10 @@ class SentencePieceTokenizer(Tokenizer):
         """bytes: the serialized SentencePiece model (what `save` writes to `sentencepiece.model`)."""
         return self._model_proto
 
+    def model_files(self):
+        """`{"sentencepiece.model": model_proto}`: an export copies it into its assets."""
+        return {MODEL_FILE: self._model_proto}
+
     def save(self, directory):
         """Writes `sentencepiece.model` and `tokenizer.json` (last: its presence marks a complete save)."""
         os.makedirs(directory, exist_ok=True)
@@ -162,8 +167,3 @@ class SentencePieceTokenizer(Tokenizer):
         """Ids outside the vocabulary (not from this model) read as `<unk>`."""
         inside = tf.logical_and(ids >= 0, ids < self.vocab_size)
         return tf.where(inside, ids, tf.constant(vocabulary.UNK_ID, ids.dtype))
-
-
-def _minor(version):
-    """'2.21.3' -> '2.21.0': `~=2.21.0` asks for the release series that matches TensorFlow's."""
-    return ".".join(version.split(".")[:2]) + ".0"

@@ -185,6 +185,13 @@ class Tokenizer(tf.Module):
         except ValueError as error:
             raise ValueError(f"{vocab_path}: {error}") from None
 
+    def model_files(self):
+        """`{file name: bytes}`: what the tokenizer runs from besides its vocabulary ({} here).
+
+        An export copies them into its `assets/` (`<side>_<file name>`) for users to inspect.
+        """
+        return {}
+
     # -- vocabulary ------------------------------------------------------------------------
 
     @property

@@ -119,7 +119,14 @@ class ServingModule(tf.Module):
             "model": type(self.model).__name__,
             "model_name": self.model.name,
             "signatures": list(SIGNATURES),
+            # What a process must load before this SavedModel ([]: TensorFlow's own ops only).
+            constants.OP_LIBRARIES: self.op_libraries(),
         }
+
+    def op_libraries(self):
+        """Sorted Python modules whose ops the tokenizers run (`Tokenizer.required_op_libraries`)."""
+        tokenizers = (self.source_tokenizer, self.target_tokenizer)
+        return sorted({library for tokenizer in tokenizers for library in tokenizer.required_op_libraries})
 
     def signatures(self):
         """`{name: tf.function}` for `tf.saved_model.save(..., signatures=...)`."""

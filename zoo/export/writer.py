@@ -3,10 +3,10 @@
 A version is written to a hidden temporary directory, fsynced and renamed into place
 (`zoo.atomic_write.atomic_directory`), so a server polling `export_dir` (TF Serving,
 `zoo-serve`) never loads half a version, and the temporary directory of an export killed
-half way is removed by the next one. A version holds the vocabularies in `assets/`, the
-export's defaults in `assets.extra/zoo_export.json` (with the SHA-256 of the `best.keras`
-it came from, for a workdir's export) and TF Serving warmup requests in
-`assets.extra/tf_serving_warmup_requests`.
+half way is removed by the next one. A version holds the vocabularies (and SentencePiece
+models) in `assets/`, the export's defaults and the op libraries it needs in
+`assets.extra/zoo_export.json` (with the SHA-256 of the `best.keras` it came from, for a
+workdir's export) and TF Serving warmup requests in `assets.extra/tf_serving_warmup_requests`.
 """
 
 import hashlib
@@ -94,9 +94,9 @@ def _write_version(module, directory, warmup_sources, provenance):
         for function in signatures.values():
             function.get_concrete_function()  # tracing each search is most of the time; the save reuses it
             progress.update(1)
-        with tempfile.TemporaryDirectory() as vocab_dir:
-            module.source_vocabulary = _vocabulary_asset(module.source_tokenizer, vocab_dir, "source_vocab.txt")
-            module.target_vocabulary = _vocabulary_asset(module.target_tokenizer, vocab_dir, "target_vocab.txt")
+        with tempfile.TemporaryDirectory() as asset_dir:
+            module.source_assets = _tokenizer_assets(module.source_tokenizer, asset_dir, "source")
+            module.target_assets = _tokenizer_assets(module.target_tokenizer, asset_dir, "target")
             tf.saved_model.save(module, directory, signatures=signatures)
         progress.update(1)
         extra_dir = os.path.join(directory, constants.ASSETS_EXTRA_DIR)
@@ -106,12 +106,17 @@ def _write_version(module, directory, warmup_sources, provenance):
         progress.update(1)
 
 
-def _vocabulary_asset(tokenizer, directory, filename):
-    """The vocabulary (one token per line, in id order) as a SavedModel asset file."""
-    path = os.path.join(directory, filename)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(tokenizer.vocab) + "\n")
-    return tf.saved_model.Asset(path)
+def _tokenizer_assets(tokenizer, directory, side):
+    """SavedModel asset files of one side: `<side>_vocab.txt` (one token per line, in id order)
+    and the files the tokenizer runs from (`<side>_sentencepiece.model`), for users to inspect."""
+    files = {"vocab.txt": ("\n".join(tokenizer.vocab) + "\n").encode("utf-8"), **tokenizer.model_files()}
+    assets = []
+    for name, content in files.items():
+        path = os.path.join(directory, f"{side}_{name}")
+        with open(path, "wb") as f:
+            f.write(content)
+        assets.append(tf.saved_model.Asset(path))
+    return assets
 
 
 def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, **overrides):

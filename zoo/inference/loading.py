@@ -1,15 +1,14 @@
 """Loading what `--model` names as one function: a batch of source lines -> their translations.
 
-An export runs with TensorFlow alone: this module imports neither Keras nor the model
-code unless it is handed a workdir that has no export yet, and for an export it even
-keeps `import tensorflow` from importing Keras (TensorFlow looks Keras up eagerly at
-import, about a third of its import time), so the first translation comes seconds after
-the process starts.
+An export runs with TensorFlow alone (plus the kernels of the op libraries its
+`zoo_export.json` lists, e.g. TensorFlow Text's for a SentencePiece export, loaded without
+their Python packages): this module imports neither Keras nor the model code unless it is
+handed a workdir that has no export yet, and for an export it even keeps `import tensorflow`
+from importing Keras (TensorFlow looks Keras up eagerly at import, about a third of its
+import time), so the first translation comes seconds after the process starts.
 """
 
 import importlib
-import json
-import os
 import sys
 
 from zoo import constants
@@ -29,22 +28,20 @@ def _import_tensorflow(need_keras):
     return importlib.import_module("tensorflow")
 
 
-def _export_settings(path):
-    """The defaults an export was written with (`assets.extra/zoo_export.json`; {} if absent)."""
-    settings_path = os.path.join(path, constants.ASSETS_EXTRA_DIR, constants.SETTINGS_FILE)
-    if not os.path.isfile(settings_path):
-        return {}
-    with open(settings_path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _load_saved_model(tf, path):
+def _load_saved_model(tf, path, settings):
     """`tf.saved_model.load(path)`, refusing a corrupt SavedModel or one that is not a zoo export.
 
+    The op libraries that `settings` (its `zoo_export.json`) lists are loaded first.
+
     Raises:
+      MissingOpLibraryError: one of them does not load (one line naming the package to install).
       ValueError: the files do not load, or the signatures are not those of a zoo export
         (the message names what was found and what was expected).
     """
+    try:
+        constants.load_op_libraries(tf, settings.get(constants.OP_LIBRARIES, []))
+    except constants.MissingOpLibraryError as error:
+        raise constants.MissingOpLibraryError(f"{path}: {error}") from None
     try:
         loaded = tf.saved_model.load(path)
     except Exception as error:  # protobuf, TensorFlow and OS errors alike: the files are not a SavedModel
@@ -73,6 +70,10 @@ def load_translate_fn(path, beam_width=None, sampling=None):
 
     Returns:
       `(translate, description)`: the function and a line saying what runs.
+
+    Raises:
+      zoo.constants.MissingOpLibraryError: the export (or the workdir's tokenizer) runs ops
+        that do not load here; the one-line message names the package to install.
     """
     if beam_width is not None and beam_width < 1:
         raise ValueError(f"beam_width must be >= 1, received {beam_width}")
@@ -82,8 +83,8 @@ def load_translate_fn(path, beam_width=None, sampling=None):
     tf = _import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
         return _load_workdir_fn(path, beam_width, sampling)
-    loaded = _load_saved_model(tf, path)
-    settings = _export_settings(path)
+    settings = constants.read_export_settings(path)
+    loaded = _load_saved_model(tf, path, settings)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
     if sampling is not None:
         if "sample" not in loaded.signatures:
