@@ -1,13 +1,14 @@
-"""The `text` recipe's tokenizer and batch fields: shared vocabularies, BPE, word and char, token batches."""
+"""The `text` recipe's subwords: SentencePiece by default end to end, shared vocabularies, BPE, token batches."""
 
 import json
+import logging
 import os
 
 import pytest
 import tensorflow as tf
 from test_trainer import TINY
 
-from recipes import load_config
+from recipes import load_config, train_and_export
 from zoo.data import (
     UNK_ID,
     SentencePieceTokenizer,
@@ -16,11 +17,13 @@ from zoo.data import (
     default_bucket_boundaries,
     write_tsv,
 )
+from zoo.inference import load_translate_fn
 from zoo.training import build_tokenizers
 from zoo.training.inputs import make_train_dataset
 
 # The dates task's model sizes and schedule, on the text recipe's TSV files and tokenizers.
 TEXT_TINY = dict({k: v for k, v in TINY.items() if not k.startswith("dates_")}, precision="float32")
+UNSEEN = "Ωμέγα ß 👍 中文"  # characters no training text has: byte pieces, not <unk>
 
 
 def text_config(tmp_path, pairs=200, **overrides):
@@ -35,6 +38,31 @@ def text_config(tmp_path, pairs=200, **overrides):
 def saved_config(vocab_dir, side):
     with open(os.path.join(vocab_dir, side, "tokenizer.json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def test_the_text_recipe_trains_subwords_end_to_end_and_never_writes_unk(tmp_path, caplog):
+    config, splits = text_config(tmp_path, train_steps=2, steps_per_epoch=2, num_epochs=1)
+    assert (config.source_tokenizer, config.target_tokenizer, config.spm_model_type) == (
+        "sentencepiece", "sentencepiece", "unigram")
+    assert config.source_vocab_size == config.target_vocab_size == 8000 and config.spm_byte_fallback
+    workdir = str(tmp_path / "run")
+    with caplog.at_level(logging.WARNING, logger="zoo.data.sentencepiece_model"):
+        results = train_and_export(config, workdir, print_fn=lambda line: None)
+    # 200 short pairs cannot fill 8000 pieces: a smaller vocabulary per side, one warning each.
+    too_small = [r.getMessage() for r in caplog.records if "too small for vocab_size=8000" in r.getMessage()]
+    assert len(too_small) == 2, too_small
+    assert results["recipe"] == "text" and results["train_steps"] == 2 and results.get("export_error") is None
+    vocab_dir = os.path.join(workdir, "vocab")
+    for side in ("source", "target"):
+        saved = saved_config(vocab_dir, side)
+        assert saved["type"] == "sentencepiece" and saved["model_type"] == "unigram" and saved["byte_fallback"]
+        assert 300 < saved["vocab_size"] < 8000  # 4 reserved + 256 byte pieces + what the corpus allows
+        assert os.path.isfile(os.path.join(vocab_dir, side, "sentencepiece.model"))
+    sources = [source for source, _ in splits["dev"]] + [UNSEEN, f"{UNSEEN} 12/05/1999"]
+    translate, _ = load_translate_fn(results["export_path"], beam_width=2)
+    hypotheses = [text.decode("utf-8", "replace") for text in translate([s.encode("utf-8") for s in sources])]
+    assert len(hypotheses) == len(sources)
+    assert not [h for h in hypotheses if "<unk>" in h], hypotheses
 
 
 def test_a_shared_vocabulary_serves_both_sides_and_reloads_as_one(tmp_path):
