@@ -10,29 +10,41 @@ from zoo import constants
 
 
 def get_config():
-    """Defaults shared by all recipes."""
+    """Defaults shared by all recipes, one section at a time."""
     config = ml_collections.ConfigDict()
     config.recipe = "base"  # the recipe's name, recorded in results.json
+    for section in (_data, _tokenizers, _model, _optimization, _devices, _evaluation, _export):
+        section(config)
+    return config
 
-    # -- data -----------------------------------------------------------------------
+
+def _data(config):
+    """Data: the dataset the training and dev pairs come from."""
     config.dataset = "dates"  # from zoo.data.datasets.names(): "dates" (generated), "tsv" (files), "tfds" (by name)
     # Each dataset's own fields, commented in zoo/data/datasets/<name>.py: dates_train_size,
     # dates_dev_size, dates_seed, dates_languages (dates); train_tsv, dev_tsv, max_bad_fraction (tsv);
     # tfds_name, tfds_data_dir, tfds_train_split, tfds_dev_split, tfds_reverse, tfds_max_train_pairs (tfds).
     config.update(datasets.config_fields())
 
-    # -- tokenizers -------------------------------------------------------------------
-    config.source_tokenizer = "char"  # "char" or "word"
-    config.target_tokenizer = "char"  # "char" or "word"
-    config.source_vocab_size = 0  # most source tokens incl. reserved ones; 0 = no limit
-    config.target_vocab_size = 0  # most target tokens incl. reserved ones; 0 = no limit
-    config.vocab_min_count = 1  # tokens seen fewer times in training become <unk>
+
+def _tokenizers(config):
+    """Tokenizers: how each side's text becomes ids (docs/training.md, Tokenizers)."""
+    config.source_tokenizer = "char"  # "char", "word" or "sentencepiece" (subwords)
+    config.target_tokenizer = "char"  # "char", "word" or "sentencepiece" (subwords)
+    config.source_vocab_size = 0  # most source tokens incl. reserved ones; 0 = no limit (not for sentencepiece)
+    config.target_vocab_size = 0  # most target tokens incl. reserved ones; 0 = no limit (not for sentencepiece)
+    config.shared_vocab = False  # one vocabulary built on both sides and used for both (same tokenizer and size)
+    config.vocab_min_count = 1  # char and word: tokens seen fewer times in training become <unk>
+    config.spm_model_type = "unigram"  # sentencepiece: "unigram" or "bpe"
+    config.spm_byte_fallback = True  # sentencepiece: unseen characters become UTF-8 byte pieces, never <unk>
     config.lowercase = False  # lowercase both sides before tokenizing
     config.max_source_length = 64  # source tokens kept per sentence (longer are truncated)
     config.max_target_length = 64  # target tokens kept per sentence (before </s>)
     config.drop_long = False  # drop over-long training pairs instead of truncating them
 
-    # -- model: sizes start from zoo/models/defaults.py, as the presets' do -------------
+
+def _model(config):
+    """Model: sizes start from zoo/models/defaults.py, as the presets' do."""
     config.model = "bahdanau"  # preset name from zoo.models.presets()
     config.embedding_dim = defaults.EMBEDDING_DIM  # source and target embedding size
     config.encoder_cell = defaults.ENCODER_CELL  # "lstm" or "gru"
@@ -50,8 +62,11 @@ def get_config():
     config.input_feeding = config_dict.placeholder(bool)  # feed the attentional vector into the next step
     config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (docs/scaling.md)
 
-    # -- optimization ---------------------------------------------------------------------
+
+def _optimization(config):
+    """Optimization: batches, steps, learning rate schedule."""
     config.batch_size = 64  # sentences per batch (length-bucketed), split across the replicas
+    config.batch_tokens = 0  # 0 = batch by batch_size; N = rows x longer side's length <= N: ~N target tokens a batch
     config.num_epochs = 10  # most epochs (an epoch = steps_per_epoch steps, or one pass)
     config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
     config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
@@ -65,14 +80,18 @@ def get_config():
     config.clipnorm = 1.0  # clip each gradient to this L2 norm
     config.seed = 0  # weights initialization and data shuffling seed
 
-    # -- devices (docs/scaling.md) ---------------------------------------------------------
+
+def _devices(config):
+    """Devices: where and how the steps run (docs/scaling.md)."""
     config.strategy = "auto"  # "auto", "one_device", "mirrored", "multi_worker" (TF_CONFIG) or "tpu"
     config.tpu = ""  # strategy "tpu": a TPU name or grpc:// address; "" = $TPU_NAME or the local TPU
     config.jit_compile = "auto"  # XLA: "auto" (on for GPU/TPU, off on CPU), "true" or "false"
     config.static_shapes = "auto"  # pad to bucket lengths, drop partial batches: "auto" (XLA or >1 replica)
     config.steps_per_execution = 0  # training steps per host call; 0 = 100 on TPU, else 1
 
-    # -- evaluation, early stopping, checkpoints ----------------------------------------
+
+def _evaluation(config):
+    """Evaluation, early stopping, checkpoints."""
     config.bleu_tokenize = "13a"  # sacreBLEU tokenizer ("13a" words, "char" for dates)
     config.eval_beam_width = 1  # beam width of the dev evaluations during training (1 = greedy)
     config.final_beam_width = constants.DEFAULT_BEAM_WIDTH  # beam width of the final dev evaluation (1 = greedy)
@@ -87,6 +106,7 @@ def get_config():
     config.num_samples = 5  # sample translations printed at the end
     config.verbose = 1  # Keras progress: 0 silent, 1 progress bar, 2 one line per epoch
 
-    # -- export -----------------------------------------------------------------------------
+
+def _export(config):
+    """Export: the SavedModel written at the end."""
     config.export = True  # write a SavedModel to export/<version>/ at the end
-    return config

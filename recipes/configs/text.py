@@ -1,4 +1,4 @@
-"""Recipe: word-level translation of the user's own parallel TSV files (Luong general attention)."""
+"""Recipe: subword translation of the user's own parallel TSV files (SentencePiece, Luong general attention)."""
 
 from recipes.configs import base
 
@@ -8,13 +8,18 @@ def get_config():
     config.recipe = "text"  # the recipe's name, recorded in results.json
     config.dataset = "tsv"  # needs --train_tsv (and --dev_tsv, else 2% of train is held out)
     config.model = "luong_general"  # global attention, general score, input feeding
-    config.source_tokenizer = "word"  # words and punctuation
-    config.target_tokenizer = "word"  # the same on the target side
-    config.source_vocab_size = 8000  # the 8000 most frequent words (reserved ids included)
+    # Subwords: frequent words stay whole, rare ones are spelt in pieces, so no word is <unk>
+    # (--config.source_tokenizer=word --config.target_tokenizer=word for words, as before).
+    config.source_tokenizer = "sentencepiece"  # a SentencePiece model trained on the training sources
+    config.target_tokenizer = "sentencepiece"  # and one on the training targets
+    config.spm_model_type = "unigram"  # SentencePiece's default; "bpe" is the other
+    config.source_vocab_size = 8000  # pieces incl. reserved and byte pieces; a small corpus gets fewer, with a warning
     config.target_vocab_size = 8000  # the same on the target side
+    config.spm_byte_fallback = True  # characters never seen in training become byte pieces, not <unk>
+    config.shared_vocab = False  # a vocabulary per side: the languages may not share a script
     config.lowercase = False  # keep case: it is part of the translation
-    config.max_source_length = 50  # words; longer sentences are truncated
-    config.max_target_length = 50  # words, before </s>
+    config.max_source_length = 80  # pieces: ~1.5 a word (Debian fr-en, 8000), so as many sentences fit whole as in 50 words
+    config.max_target_length = 80  # pieces, before </s>
     config.embedding_dim = 256  # reference sizes: bi-LSTM 2 x 256, decoder 512
     config.encoder_units = 256  # per direction
     config.decoder_units = 512  # = 2 x encoder_units, so the dot score would fit too

@@ -57,11 +57,14 @@ def test_resume_refuses_other_data_or_model_choices(tmp_path):
         ("dates_languages", "en", "dates_languages: 'en,fr,es,de,it,pt' -> 'en'"),
         ("attention", "dot", "attention: None -> 'dot'"),
         ("dataset", "tsv", "dataset: 'dates' -> 'tsv'"),
+        ("shared_vocab", True, "shared_vocab: False -> True"),
+        ("spm_model_type", "bpe", "spm_model_type: 'unigram' -> 'bpe'"),
+        ("spm_byte_fallback", False, "spm_byte_fallback: True -> False"),
     ):
         config = load_config("dates_luong_general")
         config[field] = value
         with pytest.raises(ValueError, match=f"another model or data \\({change}\\)"):
             check_config(config, workdir)
     config = load_config("dates_luong_general")
-    config.update(max_bad_fraction=0.5, train_steps=3)  # neither fixes the data nor the model
+    config.update(max_bad_fraction=0.5, train_steps=3, batch_tokens=500)  # neither fixes the data nor the model
     check_config(config, workdir)

@@ -34,7 +34,8 @@ def test_every_recipe_is_valid(name):
         ("vocab_min_count", 0, 1), ("max_bad_fraction", 1.5, 1.0), ("max_source_length", -1, 0),
         ("lr_schedule", "cosine", "constant"), ("source_tokenizer", "bpe9", "word"), ("encoder_cell", "rnn", "gru"),
         ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),
-        ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0),
+        ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0), ("spm_model_type", "word", "bpe"),
+        ("batch_tokens", -1, 0), ("batch_tokens", 47, 48),
     ],
 )  # fmt: skip
 def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):
@@ -67,3 +68,36 @@ def test_the_model_fields_are_checked_together():
     config = recipes.load_config("dates_luong_general")
     config.attention = "concat"
     assert config_problems(config) == []
+
+
+@pytest.mark.parametrize(
+    "overrides, problem",
+    [
+        (dict(source_vocab_size=0), "source_vocab_size=0 (expected > 260 with source_tokenizer='sentencepiece': "
+                                    "the 4 reserved tokens and 256 byte pieces come first)"),
+        (dict(target_vocab_size=100, spm_byte_fallback=False), None),
+        (dict(target_vocab_size=4, spm_byte_fallback=False), "target_vocab_size=4 (expected 0 (no limit) or > 4"),
+        (dict(shared_vocab=True, target_tokenizer="word"), "shared_vocab=True (expected source_tokenizer == "
+                                                           "target_tokenizer for one vocabulary of both sides, "
+                                                           "got 'sentencepiece' and 'word')"),
+        (dict(shared_vocab=True, target_vocab_size=4000), "shared_vocab=True (expected source_vocab_size == "
+                                                          "target_vocab_size"),
+        (dict(batch_tokens=80), "batch_tokens=80 (expected 0 or >= 81, the longest row: max_source_length, "
+                                "or max_target_length + 1 for </s>)"),
+        (dict(batch_tokens=4000, max_target_length=0), "batch_tokens=4000 (expected 0 while max_source_length "
+                                                       "or max_target_length is 0"),
+    ],
+)  # fmt: skip
+def test_the_tokenizer_and_batch_fields_are_checked_together(overrides, problem):
+    config = recipes.load_config("text")
+    config.update(source_tokenizer="sentencepiece", target_tokenizer="sentencepiece", source_vocab_size=8000,
+                  target_vocab_size=8000, max_source_length=80, max_target_length=80)
+    config.update(overrides)
+    problems = config_problems(config)
+    if problem is None:
+        assert problems == []
+        return
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
+    with pytest.raises(ValueError, match="^invalid config: ") as raised:
+        validate_config(config)
+    assert "\n" not in str(raised.value)

@@ -51,8 +51,12 @@ def make_dataset(
       pairs: list of (source, target) str pairs, e.g. from `read_tsv` or `dates_splits`.
       source_tokenizer, target_tokenizer: `zoo.data.Tokenizer`s.
       batch_size: sentences per batch; give this or `batch_tokens`.
-      batch_tokens: about this many target tokens per batch: each length bucket gets
-        `batch_tokens // (its longest row)` sentences. Needs both maximum lengths.
+      batch_tokens: at most this many padded positions per batch, counted on the longer
+        side: rows x `max(S, T)` (`T` counts `</s>`), each length bucket getting
+        `batch_tokens // (its longest row)` rows. With targets at least as long as their
+        sources (as in translation between similar languages) that is about this many
+        target tokens a batch, padding included; fewer when sources are longer. Needs
+        both maximum lengths.
       max_source_length: most source tokens kept; None for no limit.
       max_target_length: most target tokens kept (before `<s>`/`</s>` are added, so `T` is
         at most `max_target_length + 1`); None for no limit.

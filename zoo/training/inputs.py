@@ -7,6 +7,7 @@ from zoo import data
 from zoo.atomic_write import atomic_directory
 from zoo.data import datasets
 from zoo.data.pipeline import make_dataset
+from zoo.data.tokenizer_kinds import CONFIG_FILE
 from zoo.progress import Progress
 from zoo.training.precision import resolve_precision
 
@@ -22,41 +23,78 @@ def load_data(config):
     return datasets.load(config)
 
 
+SIDES = ("source", "target")
+
+
+def tokenizer_options(config, side):
+    """The `build` arguments of `side`'s tokenizer: its size, the case, and its kind's own fields."""
+    options = {"max_size": config[f"{side}_vocab_size"] or None, "lowercase": config.lowercase}
+    if config[f"{side}_tokenizer"] == "sentencepiece":
+        return dict(options, model_type=config.spm_model_type, byte_fallback=config.spm_byte_fallback)
+    return dict(options, min_count=config.vocab_min_count)
+
+
 def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
+
+    Each side's tokenizer lives in `vocab_dir/source` and `vocab_dir/target`. With
+    `config.shared_vocab`, one tokenizer is built on the texts of both sides and saved in
+    both directories, so that every reader of the per-side layout finds it; a rerun loads it
+    once and uses it for both sides again.
 
     `show_progress`: None reports the sentences read on a terminal (`zoo.progress`), False never.
 
     Returns:
-      `(source_tokenizer, target_tokenizer)`.
+      `(source_tokenizer, target_tokenizer)`: the same object twice with `shared_vocab`.
+
+    Raises:
+      ValueError: an unknown tokenizer kind, or a saved tokenizer of another kind.
     """
-    tokenizers = []
-    for side, kind, size, column in (
-        ("source", config.source_tokenizer, config.source_vocab_size, 0),
-        ("target", config.target_tokenizer, config.target_vocab_size, 1),
-    ):
-        path = os.path.join(vocab_dir, side)
-        if os.path.isfile(os.path.join(path, "tokenizer.json")):  # written last by `save`
-            tokenizer = data.load_tokenizer(path)
+    if not config.shared_vocab:
+        return tuple(_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES)
+    tokenizer = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
+    target_path = os.path.join(vocab_dir, "target")
+    if not os.path.isfile(os.path.join(target_path, CONFIG_FILE)):  # also after a kill between the two saves
+        _save(tokenizer, target_path)
+    return tokenizer, tokenizer
+
+
+def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=False):
+    """`side`'s tokenizer from `vocab_dir/side`, else built on the training pairs (both sides if `shared`) and saved."""
+    path, kind = os.path.join(vocab_dir, side), config[f"{side}_tokenizer"]
+    if os.path.isfile(os.path.join(path, CONFIG_FILE)):  # written last by `save`
+        tokenizer = data.load_tokenizer(path)
+        if tokenizer.kind != kind:
+            raise ValueError(f"{path} holds a {tokenizer.kind} tokenizer, not the {kind} of {side}_tokenizer; "
+                             "expected the config it was trained with, or a new --workdir")
+        return tokenizer
+    if kind not in data.tokenizer_types():
+        raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
+    label, unit = ("shared vocabulary", "sentence pairs") if shared else (f"{side} vocabulary", "sentences")
+    with Progress(label, total=len(train_pairs), unit=unit, enabled=show_progress) as report:
+        pairs = report.wrap(train_pairs)
+        if shared:
+            tokenizer = data.build_tokenizer_pair(kind, pairs, shared=True, **tokenizer_options(config, side))[0]
         else:
-            if kind not in data.tokenizer_types():
-                raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
-            with Progress(f"{side} vocabulary", total=len(train_pairs), unit="sentences",
-                          enabled=show_progress) as report:
-                tokenizer = data.build_tokenizer(
-                    kind, report.wrap(pair[column] for pair in train_pairs), max_size=size or None,
-                    min_count=config.vocab_min_count, lowercase=config.lowercase,
-                )
-            with atomic_directory(path) as temporary:  # a kill leaves all the tokenizer's files or none
-                tokenizer.save(temporary)
-        tokenizers.append(tokenizer)
-    return tuple(tokenizers)
+            column = SIDES.index(side)
+            tokenizer = data.build_tokenizer(kind, (pair[column] for pair in pairs), **tokenizer_options(config, side))
+    _save(tokenizer, path)
+    return tokenizer
+
+
+def _save(tokenizer, path):
+    with atomic_directory(path) as temporary:  # a kill leaves all the tokenizer's files or none
+        tokenizer.save(temporary)
 
 
 def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed, static_shapes=False):
-    """The training batches `((source_ids, target_in_ids), target_out_ids)`; see `make_dataset`."""
+    """The training batches `((source_ids, target_in_ids), target_out_ids)`; see `make_dataset`.
+
+    `config.batch_tokens` > 0 sizes each length bucket's batches by tokens instead of `batch_size`.
+    """
     return make_dataset(
-        pairs, source_tokenizer, target_tokenizer, config.batch_size,
+        pairs, source_tokenizer, target_tokenizer, None if config.batch_tokens else config.batch_size,
+        batch_tokens=config.batch_tokens or None,
         max_source_length=config.max_source_length or None,
         max_target_length=config.max_target_length or None,
         shuffle=True, seed=seed, drop_long=config.drop_long, static_shapes=static_shapes,

@@ -62,6 +62,10 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
                          "expected every worker to read the same training data")
     jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy)
     static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, replicas)
+    if static_shapes and replicas > 1 and config.batch_tokens:
+        raise ValueError(f"batch_tokens={config.batch_tokens} gives batches of any size, which static shapes "
+                         f"cannot split evenly across {replicas} replicas; expected batch_tokens=0 (batch_size) "
+                         "or static_shapes=false")
     if static_shapes and config.batch_size % replicas:
         raise ValueError(f"batch_size {config.batch_size} does not split evenly across {replicas} replicas; "
                          f"expected a multiple of {replicas}")
@@ -74,8 +78,8 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
                                  static_shapes=static_shapes)
     batches, tokens = pass_statistics(dataset)  # in the graph; also fills the token cache
     if not batches and static_shapes:
-        raise DataError(f"{len(train_pairs)} training pairs make no full batch of {config.batch_size}; "
-                        "expected more pairs or a smaller batch_size")
+        raise DataError(f"{len(train_pairs)} training pairs make no full batch of {_batch(config)}; "
+                        f"expected more pairs or a smaller {'batch_tokens' if config.batch_tokens else 'batch_size'}")
     if not batches:
         raise DataError(f"no training pair is left after dropping those longer than max_source_length="
                         f"{config.max_source_length} or max_target_length={config.max_target_length} tokens "
@@ -94,8 +98,14 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s), {model.dtype_policy.name}, "
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
     log(f"  data: {len(train_pairs):,} training pairs ({batches} batches of {'' if static_shapes else '<= '}"
-        f"{config.batch_size}); vocab {sizes[0]} source / {sizes[1]} target tokens")
+        f"{_batch(config)}); vocab {sizes[0]} source / {sizes[1]} target tokens"
+        + (" (shared)" if config.shared_vocab else ""))
     return Training(model, state, manager, latest, dataset.repeat(), steps_per_epoch, batches, tokens / batches)
+
+
+def _batch(config):
+    """What a batch holds: "64" (sentences) or "2,000 tokens" (padded positions, see `make_dataset`)."""
+    return f"{config.batch_tokens:,} tokens" if config.batch_tokens else f"{config.batch_size}"
 
 
 def fit(config, placement, run, callbacks):

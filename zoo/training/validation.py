@@ -65,6 +65,12 @@ def _tokenizers():
     return data.tokenizer_types()
 
 
+def _spm_model_types():
+    from zoo.data.sentencepiece_model import MODEL_TYPES
+
+    return MODEL_TYPES
+
+
 def _cells():
     from zoo.models.recurrent_cells import CELLS
 
@@ -119,6 +125,7 @@ RULES = {
     "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
+    "spm_model_type": one_of(_spm_model_types),
     # model
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
@@ -129,7 +136,7 @@ RULES = {
     "strategy": one_of(_strategies), "steps_per_execution": COUNT,
     "jit_compile": SWITCH, "static_shapes": SWITCH,
     # optimization
-    "batch_size": POSITIVE, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
+    "batch_size": POSITIVE, "batch_tokens": COUNT, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
     "max_train_minutes": at_least(0.0), "learning_rate": above(0.0),
     "lr_schedule": one_of(("constant", "inverse_sqrt", "exponential")), "warmup_steps": COUNT,
     "decay_steps": POSITIVE, "decay_rate": Rule(lambda value: 0.0 < value <= 1.0, "> 0 and <= 1"),
@@ -159,12 +166,49 @@ def config_problems(config):
             _check_model(config)
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
-    if {"min_learning_rate", "learning_rate"} <= set(config.keys()) and (
-        config.min_learning_rate > config.learning_rate > 0
-    ):
-        problems.append(f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
-                        f"{config.learning_rate!r}: the schedule never goes below it)")
+    reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
+    for check in (_learning_rate_floor, _vocabularies, _token_batches):
+        problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
+
+
+def _learning_rate_floor(config, fields):
+    if {"min_learning_rate", "learning_rate"} <= fields and config.min_learning_rate > config.learning_rate > 0:
+        yield (f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
+               f"{config.learning_rate!r}: the schedule never goes below it)")
+
+
+def _vocabularies(config, fields):
+    """A sentencepiece side has a fixed size; a shared vocabulary has one kind and one size."""
+    from zoo.constants import FIRST_REGULAR_ID
+
+    for side in ("source", "target"):
+        kind, size = config.get(f"{side}_tokenizer"), config.get(f"{side}_vocab_size", 0)
+        byte_pieces = 256 if config.get("spm_byte_fallback", False) else 0
+        if kind == "sentencepiece" and size <= FIRST_REGULAR_ID + byte_pieces:
+            first = f"the {FIRST_REGULAR_ID} reserved tokens" + (" and 256 byte pieces" if byte_pieces else "")
+            yield (f"{side}_vocab_size={size!r} (expected > {FIRST_REGULAR_ID + byte_pieces} with "
+                   f"{side}_tokenizer='sentencepiece': {first} come first)")
+    if config.get("shared_vocab"):
+        for field in ("tokenizer", "vocab_size"):
+            source, target = config.get(f"source_{field}"), config.get(f"target_{field}")
+            if source != target:
+                yield (f"shared_vocab=True (expected source_{field} == target_{field} for one vocabulary "
+                       f"of both sides, got {source!r} and {target!r})")
+
+
+def _token_batches(config, fields):
+    """`batch_tokens` sizes each bucket's batches by its longest row, which the maximum lengths bound."""
+    if not {"batch_tokens", "max_source_length", "max_target_length"} <= fields or config.batch_tokens <= 0:
+        return
+    if not (config.max_source_length and config.max_target_length):
+        yield (f"batch_tokens={config.batch_tokens!r} (expected 0 while max_source_length or max_target_length "
+               f"is 0: token batches are sized by the longest row)")
+        return
+    longest = max(config.max_source_length, config.max_target_length + 1)  # + 1: </s>
+    if config.batch_tokens < longest:
+        yield (f"batch_tokens={config.batch_tokens!r} (expected 0 or >= {longest}, the longest row: "
+               f"max_source_length, or max_target_length + 1 for </s>)")
 
 
 def validate_config(config):

@@ -12,7 +12,7 @@ from zoo.data import datasets
 MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
 VOCAB_FIELDS = (
     "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
-    "vocab_min_count", "lowercase",
+    "vocab_min_count", "lowercase", "shared_vocab", "spm_model_type", "spm_byte_fallback",
 )  # fmt: skip
 
 
