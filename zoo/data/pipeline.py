@@ -92,9 +92,7 @@ def make_dataset(
     # Tokenize once; later epochs reshuffle the cached ids.
     dataset = dataset.cache()
     if shuffle:
-        dataset = dataset.shuffle(
-            shuffle_buffer_size or len(pairs), seed=seed, reshuffle_each_iteration=True
-        )
+        dataset = dataset.shuffle(shuffle_buffer_size or len(pairs), seed=seed, reshuffle_each_iteration=True)
     if repeat:
         dataset = dataset.repeat()
     return batching.batch(dataset).prefetch(tf.data.AUTOTUNE)
