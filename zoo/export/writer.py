@@ -10,7 +10,6 @@ workdir's export) and TF Serving warmup requests in `assets.extra/tf_serving_war
 """
 
 import hashlib
-import json
 import os
 import tempfile
 
@@ -161,11 +160,11 @@ def export_of_best_model(workdir, export_dir=None):
     export_dir = os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir
     digest = None
     for version in reversed(existing_versions(export_dir)):
-        path = os.path.join(export_dir, str(version), constants.ASSETS_EXTRA_DIR, constants.SETTINGS_FILE)
         try:
-            with open(path, encoding="utf-8") as f:
-                recorded = json.load(f).get(BEST_MODEL_DIGEST)
+            recorded = constants.read_export_settings(os.path.join(export_dir, str(version))).get(BEST_MODEL_DIGEST)
         except (OSError, ValueError):  # an export of another kind: not ours to reuse
+            continue
+        if recorded is None:  # no zoo_export.json, or one without a digest
             continue
         digest = digest or best_model_digest(workdir)
         if recorded == digest:
