@@ -18,6 +18,7 @@ from zoo.data.sampling import reservoir_sample
 logger = logging.getLogger(__name__)
 
 MODEL_TYPES = ("unigram", "bpe")
+BYTE_PIECES = 256  # pieces byte fallback adds, one per byte value
 # SentencePiece's built-in normalization rules; the rule travels inside the model file.
 NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 # Sentences the trainer sees at most: a uniform sample of a larger corpus (bounded memory).
@@ -49,7 +50,7 @@ def train_model(
         too small for it gives the largest size it allows, with one logged warning.
       model_type: "unigram" or "bpe".
       byte_fallback: characters outside the vocabulary become UTF-8 byte pieces instead
-        of `<unk>` (256 pieces of the vocabulary).
+        of `<unk>` (`BYTE_PIECES` pieces of the vocabulary).
       normalization: one of `NORMALIZATIONS` ("nmt_nfkc": NFKC plus whitespace cleanup).
       character_coverage: share of the corpus' characters that get pieces of their own.
       lowercase: lowercase the texts first (the tokenizer does the same in the graph).
@@ -186,7 +187,7 @@ def _smaller_size(message, size, byte_fallback):
     too_low = _TOO_LOW.search(message)
     if too_low:
         needed = int(too_low.group(2))
-        what = "reserved tokens, 256 byte pieces" if byte_fallback else "reserved tokens"
+        what = f"reserved tokens, {BYTE_PIECES} byte pieces" if byte_fallback else "reserved tokens"
         raise ValueError(
             f"vocab_size={size} is too small for this corpus: its {what} and characters need "
             f"{needed} pieces; expected vocab_size >= {needed} (or a lower character_coverage)"

@@ -181,12 +181,13 @@ def _learning_rate_floor(config, fields):
 def _vocabularies(config, fields):
     """A sentencepiece side has a fixed size; a shared vocabulary has one kind and one size."""
     from zoo.constants import FIRST_REGULAR_ID
+    from zoo.data.sentencepiece_model import BYTE_PIECES
 
     for side in ("source", "target"):
         kind, size = config.get(f"{side}_tokenizer"), config.get(f"{side}_vocab_size", 0)
-        byte_pieces = 256 if config.get("spm_byte_fallback", False) else 0
+        byte_pieces = BYTE_PIECES if config.get("spm_byte_fallback", False) else 0
         if kind == "sentencepiece" and size <= FIRST_REGULAR_ID + byte_pieces:
-            first = f"the {FIRST_REGULAR_ID} reserved tokens" + (" and 256 byte pieces" if byte_pieces else "")
+            first = f"the {FIRST_REGULAR_ID} reserved tokens" + (f" and {byte_pieces} byte pieces" if byte_pieces else "")
             yield (f"{side}_vocab_size={size!r} (expected > {FIRST_REGULAR_ID + byte_pieces} with "
                    f"{side}_tokenizer='sentencepiece': {first} come first)")
     if config.get("shared_vocab"):
