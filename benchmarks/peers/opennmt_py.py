@@ -18,11 +18,15 @@ normalised per sentence, uniform +-0.1 initialisation, dropout 0.3 (OpenNMT-py's
 DIR holds {train,dev,test}.tsv (`source<TAB>target`), as written by
 `make_debian_corpus.py`. Training is stopped at the budget with SIGTERM; the newest
 checkpoint (saved every `--save_every` steps) is the one decoded, so up to that many
-steps of the budget are not counted in `steps`.
+steps of the budget are not counted in `steps`. The JSON also holds the learning curves:
+the training cross-entropy of every progress report (`loss_curve`) and the greedy BLEU of
+the first `--curve_sentences` dev sentences at every `--curve_every` steps (`dev_curve`),
+as the zoo's own dev evaluations score them.
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -115,7 +119,7 @@ def write_config(args, data):
         f"    path_tgt: {data}/dev.sp.tgt",
         f"save_model: {run}/model",
         f"save_checkpoint_steps: {args.save_every}",
-        "keep_checkpoint: 2",
+        "keep_checkpoint: -1",  # all: the learning curve decodes several
         f"seed: {args.seed}",
         "train_steps: 1000000",
         "valid_steps: 1000000",  # no in-training validation: the budget goes to training
@@ -175,13 +179,25 @@ def training_stats(log):
     return int(reports[-1][0]), sum(rates) / len(rates)
 
 
-def translate_and_score(venv, python, data, run, checkpoint, split, beam, references):
-    """Decodes one split with one beam width; returns sacreBLEU and chrF."""
-    pieces = os.path.join(run, f"{split}.beam{beam}.sp")
-    hypotheses = os.path.join(run, f"{split}.beam{beam}.txt")
+def loss_curve(log):
+    """`[(step, training cross-entropy per target token)]` of OpenNMT-py's progress reports (ln of its ppl)."""
+    return [(int(step), round(math.log(float(ppl)), 3)) for step, ppl in re.findall(r"Step (\d+)/.*?ppl:\s*([\d.]+)", log)]
+
+
+def translate_and_score(venv, python, data, run, checkpoint, split, beam, references, limit=0):
+    """Decodes one split (its first `limit` sentences; 0 = all) with one beam width; returns sacreBLEU and chrF."""
+    tag = f"{split}.beam{beam}" + (f".first{limit}.{os.path.basename(checkpoint)}" if limit else "")
+    pieces, hypotheses = os.path.join(run, f"{tag}.sp"), os.path.join(run, f"{tag}.txt")
+    source = os.path.join(data, f"{split}.sp.src")
+    if limit:
+        with open(source, encoding="utf-8") as f:
+            lines = f.readlines()[:limit]
+        source, references = os.path.join(run, f"{tag}.src"), references[:limit]
+        with open(source, "w", encoding="utf-8") as f:
+            f.writelines(lines)
     start = time.time()
     subprocess.run([os.path.join(venv, "bin", "onmt_translate"), "-model", checkpoint,
-                    "-src", os.path.join(data, f"{split}.sp.src"), "-output", pieces, "-beam_size", str(beam),
+                    "-src", source, "-output", pieces, "-beam_size", str(beam),
                     "-batch_size", "64", "-max_length", "100"], check=True, capture_output=True)
     seconds = time.time() - start
     subprocess.run([python, "-c", _DECODE, os.path.join(data, "spm_tgt.model"), pieces, hypotheses], check=True)
@@ -201,6 +217,9 @@ def main():
     parser.add_argument("--venv", default="runs/peer_opennmt_py_venv", help="OpenNMT-py's virtual environment")
     parser.add_argument("--vocab_size", type=int, default=8000, help="SentencePiece pieces per side")
     parser.add_argument("--save_every", type=int, default=50, help="checkpoint interval in steps")
+    parser.add_argument("--curve_every", type=int, default=200,
+                        help="dev BLEU (greedy) of the checkpoints at multiples of this many steps")
+    parser.add_argument("--curve_sentences", type=int, default=500, help="dev sentences of each curve point")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="", help="also write the JSON here")
     args = parser.parse_args()
@@ -229,6 +248,11 @@ def main():
         "peak_rss_mib": round(peak_rss_mib),
         "cpu_count": os.cpu_count(),
         "load_average": os.getloadavg(),
+        "loss_curve": loss_curve(log),
+        # BLEU against steps, scored as the zoo scores its dev set during training.
+        "dev_curve": [(step, translate_and_score(args.venv, python, data, run, os.path.join(run, checkpoint), "dev",
+                                                 1, references["dev"], args.curve_sentences)["bleu"])
+                      for step, checkpoint in checkpoints if args.curve_every and step % args.curve_every == 0],
     }
     for split in ("dev", "test"):
         for beam in (5, 1):

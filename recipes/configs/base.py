@@ -72,12 +72,16 @@ def _optimization(config):
     config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
     config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training; 0 = no limit
     config.learning_rate = 1e-3  # peak learning rate of Adam
-    config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup) or "exponential"
+    config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup), "exponential" or "plateau"
     config.warmup_steps = 200  # linear warmup steps from 0 to learning_rate
     config.decay_steps = 1000  # exponential: steps per decay by decay_rate
-    config.decay_rate = 0.5  # exponential: factor per decay_steps
+    config.decay_rate = 0.5  # exponential: factor per decay_steps; plateau: per dev evaluation without progress
     config.min_learning_rate = 1e-5  # the schedule never goes below this
-    config.clipnorm = 1.0  # clip each gradient to this L2 norm
+    config.clipnorm = 1.0  # clip each gradient (each variable's) to this L2 norm; 0 = off
+    config.global_clipnorm = 0.0  # clip the gradients together to this global L2 norm; 0 = off
+    config.loss_normalization = "tokens"  # the loss over the batch's "tokens" or its "sentences" (OpenNMT-py's)
+    config.label_smoothing = 0.0  # epsilon of label smoothing (Szegedy et al., 2016)
+    config.init_scale = 0.0  # > 0: every weight starts uniform in +-init_scale; 0 = Keras' initializers
     config.seed = 0  # weights initialization and data shuffling seed
 
 

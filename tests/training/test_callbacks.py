@@ -5,10 +5,11 @@ import time
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from zoo.metrics import Scores
-from zoo.training import DevEvaluation, TrainingLimits, TrainingState
+from zoo.training import DevEvaluation, TrainingLimits, TrainingState, WarmupSchedule
 from zoo.training.callbacks import PeriodicCheckpoint
 
 STEPS_PER_EPOCH = 6
@@ -61,6 +62,22 @@ def test_early_stopping_counts_evaluations_without_a_gain_of_min_delta(tmp_path)
     assert int(state.bad_evaluations.numpy()) == 2 and int(state.epoch.numpy()) == 3
     assert os.path.isfile(tmp_path / "best.keras")
     assert [line.endswith("*best*") for line in lines[:2]] == [True, True] and "early stopping" in lines[2]
+
+
+def test_the_plateau_schedule_decays_after_each_evaluation_without_progress(tmp_path):
+    model, state = tiny_model(), TrainingState()
+    scale, lines = state.add_lr_scale(), []
+    manager = manager_for(model, state, tmp_path / "ckpt")
+    dev_eval = DevEvaluation(scripted([10.0, 9.0, 12.0, 12.2]), state, manager, str(tmp_path / "best.keras"),
+                             str(tmp_path / "logs"), min_delta=0.5, plateau_decay=0.5, print_fn=lines.append)
+    model.fit(data(), epochs=4, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[dev_eval], verbose=0)
+    assert float(scale.numpy()) == 0.25  # 9.0 and 12.2 (a best, but not by 0.5) are no progress
+    assert [line.endswith("learning rate x0.5") for line in lines] == [False, True, False, True]
+    assert float(WarmupSchedule(1e-3, "plateau", warmup_steps=10, scale=scale)(100)) == pytest.approx(2.5e-4)
+    restored = TrainingState()  # a resumed run goes on at the decayed rate
+    restored_scale = restored.add_lr_scale()
+    tf.train.Checkpoint(state=restored).read(manager.latest_checkpoint).expect_partial()
+    assert float(restored_scale.numpy()) == 0.25
 
 
 def test_a_gain_resets_the_patience_and_zero_patience_never_stops(tmp_path):

@@ -32,7 +32,8 @@ def test_serialization_round_trip_and_unknown_kind():
     schedule = WarmupSchedule(2e-3, "exponential", warmup_steps=10, decay_steps=50, decay_rate=0.7, minimum=1e-5)
     again = WarmupSchedule.from_config(schedule.get_config())
     assert rates(again, [0, 9, 59, 500]) == rates(schedule, [0, 9, 59, 500])
-    with pytest.raises(ValueError, match=r"unknown lr_schedule 'cosine'; expected 'constant', 'inverse_sqrt'"):
+    kinds = r"\['constant', 'inverse_sqrt', 'exponential', 'plateau'\]"
+    with pytest.raises(ValueError, match=rf"unknown lr_schedule 'cosine'; expected one of {kinds}"):
         WarmupSchedule(1e-3, "cosine")
 
 

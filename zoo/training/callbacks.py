@@ -21,6 +21,8 @@ class TrainingState(tf.Module):
       finished: 1 once training stopped for good (early stopping, target BLEU, step limit).
       evaluated: 0 while the last completed epoch still awaits its dev evaluation.
       train_seconds: training time over all runs, dev evaluations excluded.
+      lr_scale: the factor of the "plateau" learning-rate schedule, float32 (created by
+        `add_lr_scale` under the strategy's scope, since the training step reads it).
     """
 
     def __init__(self):
@@ -31,6 +33,11 @@ class TrainingState(tf.Module):
         self.finished = tf.Variable(0, dtype=tf.int64, trainable=False, name="finished")
         self.train_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_seconds")
         self.evaluated = tf.Variable(1, dtype=tf.int64, trainable=False, name="evaluated")
+        self.lr_scale = None
+
+    def add_lr_scale(self):
+        self.lr_scale = tf.Variable(1.0, dtype=tf.float32, trainable=False, name="lr_scale")
+        return self.lr_scale
 
 
 def save_model_atomically(model, path):
@@ -71,11 +78,13 @@ class DevEvaluation(keras.callbacks.Callback):
       patience: evaluations without progress before stopping; 0 never stops.
       min_delta: BLEU gain that counts as progress.
       target_bleu: stop once dev BLEU reaches it; 0 never stops.
+      plateau_decay: multiply `state.lr_scale` by this after each evaluation without
+        progress (the "plateau" schedule); None leaves it alone.
       print_fn: where the one-line evaluation report goes.
     """
 
     def __init__(self, evaluate_fn, state, checkpoint_manager, best_path, log_dir,
-                 patience=0, min_delta=0.0, target_bleu=0.0, print_fn=print):
+                 patience=0, min_delta=0.0, target_bleu=0.0, plateau_decay=None, print_fn=print):
         super().__init__()
         self.evaluate_fn = evaluate_fn
         self.state = state
@@ -85,6 +94,7 @@ class DevEvaluation(keras.callbacks.Callback):
         self.patience = patience
         self.min_delta = min_delta
         self.target_bleu = target_bleu
+        self.plateau_decay = plateau_decay
         self.print_fn = print_fn
         self.history = []
         self._epoch_start = None
@@ -127,10 +137,14 @@ class DevEvaluation(keras.callbacks.Callback):
         if improved and self.best_path:
             save_model_atomically(self.model, self.best_path)
             self.state.best_bleu.assign(scores.bleu)
+        decayed = False
         if scores.bleu >= best + self.min_delta:
             self.state.bad_evaluations.assign(0)
         else:
             self.state.bad_evaluations.assign_add(1)
+            if self.plateau_decay and self.state.lr_scale is not None:
+                self.state.lr_scale.assign(self.state.lr_scale * self.plateau_decay)
+                decayed = True
         if self.patience and int(self.state.bad_evaluations.numpy()) >= self.patience:
             self.stop_reason = f"early stopping: no BLEU gain of {self.min_delta} in {self.patience} evaluations"
         elif self.target_bleu and scores.bleu >= self.target_bleu:
@@ -147,6 +161,7 @@ class DevEvaluation(keras.callbacks.Callback):
             f"epoch {epoch} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
             f"exact match {100 * scores.exact_match:.1f}% ({eval_seconds:.1f}s)"
             + (" *best*" if improved else "")
+            + (f"; learning rate x{self.plateau_decay:g}" if decayed else "")
             + (f"; {self.stop_reason}" if self.stop_reason else "")
         )
 

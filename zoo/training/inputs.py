@@ -2,6 +2,8 @@
 
 import os
 
+import keras
+
 import zoo.models
 from zoo import data
 from zoo.atomic_write import atomic_directory
@@ -105,4 +107,10 @@ def build_model(config, source_vocab_size, target_vocab_size):
     """The preset `config.model` with the config's sizes (those the preset takes)."""
     overrides = zoo.models.recipe_overrides(config.model, config)
     dtype = resolve_precision(config.precision)
-    return zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
+    model = zoo.models.build(config.model, source_vocab_size, target_vocab_size, dtype=dtype, **overrides)
+    if config.get("init_scale", 0.0) > 0:  # OpenNMT-py's param_init: every weight, biases too
+        for index, variable in enumerate(model.weights):
+            uniform = keras.initializers.RandomUniform(-config.init_scale, config.init_scale,
+                                                       seed=config.seed * 100_003 + index)
+            variable.assign(uniform(variable.shape, variable.dtype))
+    return model

@@ -1,4 +1,4 @@
-"""The training loss: cross-entropy averaged over the real target tokens of the global batch."""
+"""The training loss: cross-entropy of the real target tokens, over the tokens (or sentences) of the global batch."""
 
 import keras
 import tensorflow as tf
@@ -11,12 +11,23 @@ from zoo.constants import PAD_ID
 class TokenCrossEntropy(keras.losses.Loss):
     """Cross-entropy of the non-pad target tokens, summed, over the number of such tokens of the global batch.
 
+    With `normalization="sentences"` the sum is divided by the number of sentences instead
+    (OpenNMT-py's `normalization: sents`): long sentences weigh more, and the loss is that
+    of a sentence. With `label_smoothing=eps` each token's target is `1 - eps` on the
+    reference and `eps` spread evenly over the whole vocabulary (Szegedy et al., 2016):
+    `(1 - eps) * -log p(y) + eps * mean_v(-log p(v))`.
+
     Under a `tf.distribute` strategy each replica holds a slice of the batch with its own
     number of tokens. Each replica divides its sum by the token count of all replicas
     (one all-reduce of a scalar), so the summed replica gradients are exactly those of
     the global batch, however the tokens fall. (Keras' own masked mean averages within
     each replica, then over replicas, which weighs a token by its replica's share.)
     On one device this is the usual masked mean.
+
+    Args:
+      pad_id: the padding id, left out of the loss.
+      normalization: "tokens" or "sentences".
+      label_smoothing: float in [0, 1).
 
     Call arguments:
       y_true: int `(B, T)` target ids, `pad_id` at padding.
@@ -26,22 +37,37 @@ class TokenCrossEntropy(keras.losses.Loss):
       This replica's share of the global mean, a float32 scalar.
     """
 
-    def __init__(self, pad_id=PAD_ID, name="token_cross_entropy", **kwargs):
+    def __init__(self, pad_id=PAD_ID, normalization="tokens", label_smoothing=0.0, name="token_cross_entropy",
+                 **kwargs):
+        if normalization not in ("tokens", "sentences"):
+            raise ValueError(f"normalization must be 'tokens' or 'sentences', received {normalization!r}")
+        if not 0.0 <= label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing must be >= 0 and < 1, received {label_smoothing!r}")
         kwargs.pop("reduction", None)
         super().__init__(name=name, reduction="sum", **kwargs)
         self.pad_id = pad_id
+        self.normalization = normalization
+        self.label_smoothing = float(label_smoothing)
 
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
         mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")  # (B, T)
-        losses = ops.sparse_categorical_crossentropy(y_true, ops.cast(y_pred, "float32"), from_logits=True)
-        tokens = ops.sum(mask)
+        logits = ops.cast(y_pred, "float32")
+        losses = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
+        if self.label_smoothing:
+            uniform = -ops.mean(ops.log_softmax(logits, axis=-1), axis=-1)  # cross-entropy against 1/V
+            losses = (1.0 - self.label_smoothing) * losses + self.label_smoothing * uniform
+        if self.normalization == "tokens":
+            count = ops.sum(mask)
+        else:  # rows with at least one real token
+            count = ops.sum(ops.cast(ops.any(ops.not_equal(y_true, self.pad_id), axis=-1), "float32"))
         context = tf.distribute.get_replica_context()
         if context is not None and context.num_replicas_in_sync > 1:
-            tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
-        return losses * mask / ops.maximum(tokens, 1.0)
+            count = context.all_reduce(tf.distribute.ReduceOp.SUM, count)
+        return losses * mask / ops.maximum(count, 1.0)
 
     def get_config(self):
         config = super().get_config()
         config.pop("reduction", None)
-        return dict(config, pad_id=self.pad_id)
+        return dict(config, pad_id=self.pad_id, normalization=self.normalization,
+                    label_smoothing=self.label_smoothing)

@@ -9,24 +9,29 @@ from zoo.training.optimizer import CrossReplicaAdam, CrossReplicaLossScaleOptimi
 
 @keras.saving.register_keras_serializable(package="zoo")
 class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup to `peak`, then constant, inverse square root or exponential decay.
+    """Linear warmup to `peak`, then constant, inverse square root, exponential or plateau decay.
 
     lr(step) = peak * min(1, step / warmup) * decay(step), never below `minimum`, with
       constant:     decay = 1
       inverse_sqrt: decay = sqrt(warmup / max(step, warmup))  (Vaswani et al., 2017)
       exponential:  decay = rate ** (max(step - warmup, 0) / decay_steps)
+      plateau:      decay = `scale`, a variable that the dev evaluation multiplies by the
+                    decay rate after each evaluation without BLEU progress (1 without one)
     """
 
+    KINDS = ("constant", "inverse_sqrt", "exponential", "plateau")
+
     def __init__(self, peak, kind="inverse_sqrt", warmup_steps=0, decay_steps=1000, decay_rate=0.5,
-                 minimum=0.0):
-        if kind not in ("constant", "inverse_sqrt", "exponential"):
-            raise ValueError(f"unknown lr_schedule {kind!r}; expected 'constant', 'inverse_sqrt' or 'exponential'")
+                 minimum=0.0, scale=None):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown lr_schedule {kind!r}; expected one of {list(self.KINDS)}")
         self.peak = float(peak)
         self.kind = kind
         self.warmup_steps = int(warmup_steps)
         self.decay_steps = int(decay_steps)
         self.decay_rate = float(decay_rate)
         self.minimum = float(minimum)
+        self.scale = scale  # not in the config: a restored schedule starts at 1
 
     def __call__(self, step):
         step = keras.ops.cast(step, "float32") + 1.0
@@ -36,6 +41,8 @@ class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
             rate = rate * keras.ops.sqrt(warmup / keras.ops.maximum(step, warmup))
         elif self.kind == "exponential":
             rate = rate * keras.ops.power(self.decay_rate, keras.ops.maximum(step - warmup, 0.0) / self.decay_steps)
+        elif self.kind == "plateau" and self.scale is not None:
+            rate = rate * keras.ops.cast(self.scale, "float32")
         return keras.ops.maximum(self.peak * rate, self.minimum)
 
     def get_config(self):
@@ -64,7 +71,7 @@ class MaskedAccuracy(keras.metrics.Mean):
         return dict(super().get_config(), pad_id=self.pad_id)
 
 
-def compile_model(model, config, jit_compile=False, steps_per_execution=1):
+def compile_model(model, config, jit_compile=False, steps_per_execution=1, lr_scale=None):
     """Adam with gradient clipping and the config's schedule; token cross-entropy and accuracy.
 
     Call it under the strategy's scope. The loss and the clipping see the global batch
@@ -74,16 +81,22 @@ def compile_model(model, config, jit_compile=False, steps_per_execution=1):
     Args:
       model: a built `zoo.models` model.
       config: the recipe (`learning_rate`, `lr_schedule`, `warmup_steps`, `decay_steps`,
-        `decay_rate`, `min_learning_rate`, `clipnorm`).
+        `decay_rate`, `min_learning_rate`, `clipnorm`, `global_clipnorm`,
+        `loss_normalization`, `label_smoothing`).
       jit_compile: compile each training step with XLA.
       steps_per_execution: training steps per call from the host (many on a TPU).
+      lr_scale: the float32 variable of the "plateau" schedule (`TrainingState.lr_scale`).
     """
     schedule = WarmupSchedule(config.learning_rate, config.lr_schedule, config.warmup_steps,
-                              config.decay_steps, config.decay_rate, config.min_learning_rate)
-    optimizer = CrossReplicaAdam(schedule, clipnorm=config.clipnorm or None)
+                              config.decay_steps, config.decay_rate, config.min_learning_rate, scale=lr_scale)
+    optimizer = CrossReplicaAdam(schedule, clipnorm=config.clipnorm or None,
+                                 global_clipnorm=config.get("global_clipnorm") or None)
     if model.dtype_policy.name == "mixed_float16":
         optimizer = CrossReplicaLossScaleOptimizer(optimizer)
-    model.compile(optimizer=optimizer, loss=TokenCrossEntropy(), metrics=[MaskedAccuracy()],
+    # .get: the workdirs of older versions have no such fields (their defaults are these).
+    loss = TokenCrossEntropy(normalization=config.get("loss_normalization", "tokens"),
+                             label_smoothing=config.get("label_smoothing", 0.0))
+    model.compile(optimizer=optimizer, loss=loss, metrics=[MaskedAccuracy()],
                   jit_compile=jit_compile, steps_per_execution=steps_per_execution)
     model.optimizer.build(model.trainable_variables)  # its slots must exist before a restore
     return model

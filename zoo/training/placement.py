@@ -88,7 +88,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     with strategy.scope():
         model = compile_model(build_model(config, *sizes), config, jit_compile,
                               distribute.resolve_steps_per_execution(config.steps_per_execution, strategy,
-                                                                     steps_per_epoch))
+                                                                     steps_per_epoch), lr_scale=state.add_lr_scale())
     checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(placement.own_dir, "checkpoints"),
                                          max_to_keep=config.checkpoints_to_keep)

@@ -84,6 +84,7 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, deadlin
         os.path.join(placement.own_dir, "logs", "dev"),
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
+        plateau_decay=config.decay_rate if config.lr_schedule == "plateau" else None,
         print_fn=log,
     )
     limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state, share=placement.share)

@@ -138,9 +138,11 @@ RULES = {
     # optimization
     "batch_size": POSITIVE, "batch_tokens": COUNT, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
     "max_train_minutes": at_least(0.0), "learning_rate": above(0.0),
-    "lr_schedule": one_of(("constant", "inverse_sqrt", "exponential")), "warmup_steps": COUNT,
+    "lr_schedule": one_of(("constant", "inverse_sqrt", "exponential", "plateau")), "warmup_steps": COUNT,
     "decay_steps": POSITIVE, "decay_rate": Rule(lambda value: 0.0 < value <= 1.0, "> 0 and <= 1"),
-    "min_learning_rate": at_least(0.0), "clipnorm": at_least(0.0),
+    "min_learning_rate": at_least(0.0), "clipnorm": at_least(0.0), "global_clipnorm": at_least(0.0),
+    "loss_normalization": one_of(("tokens", "sentences")), "label_smoothing": between(0.0, 1.0, high_included=False),
+    "init_scale": at_least(0.0),
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
     "length_penalty": at_least(0.0), "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
@@ -167,7 +169,7 @@ def config_problems(config):
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
-    for check in (_learning_rate_floor, _vocabularies, _token_batches):
+    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches):
         problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
 
@@ -176,6 +178,12 @@ def _learning_rate_floor(config, fields):
     if {"min_learning_rate", "learning_rate"} <= fields and config.min_learning_rate > config.learning_rate > 0:
         yield (f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
                f"{config.learning_rate!r}: the schedule never goes below it)")
+
+
+def _one_clipping(config, fields):
+    if {"clipnorm", "global_clipnorm"} <= fields and config.clipnorm > 0 and config.global_clipnorm > 0:
+        yield (f"global_clipnorm={config.global_clipnorm!r} (expected 0 while clipnorm={config.clipnorm!r}: "
+               f"clip each gradient or all of them together, set the other to 0)")
 
 
 def _vocabularies(config, fields):

@@ -1,0 +1,134 @@
+"""Quality per step: the `text` recipe's reference model with one change at a time, as JSON rows.
+
+    # DATA: train.tsv, dev.tsv and test.tsv (make_debian_corpus.py --lang fr --out DATA)
+    python benchmarks/quality.py --data_dir DATA --max_train_minutes 20 \
+        --out benchmarks/results/quality_debian_fr_en.json
+    python benchmarks/quality.py --data_dir DATA --train_steps 300 --rows baseline,float32 --no_test
+
+Each row is a `zoo-train --recipe text` run in its own process, from the same seed, with the
+row's recipe fields on top of the recipe's (and of any `--set`): the dev BLEU (greedy, the
+first `--dev_sentences` pairs) every `--eval_every` steps, then, unless `--no_test`,
+`zoo-eval` of the best checkpoint on the whole test set with beam 5 and greedy. The JSON
+(rewritten after every row) holds per row its fields, steps, tokens/s, learning curve and
+scores; `--rows` picks rows by name (default: all of `ROWS`).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("data_dir", None, "a folder with train.tsv, dev.tsv and test.tsv")
+flags.DEFINE_list("rows", None, "rows to run, by name (default: all)")
+flags.DEFINE_integer("train_steps", 0, "optimizer steps of every row; 0 = no step limit")
+flags.DEFINE_float("max_train_minutes", 20.0, "wall-clock training budget of every row; 0 = none")
+flags.DEFINE_integer("eval_every", 200, "steps between dev evaluations")
+flags.DEFINE_integer("dev_sentences", 500, "dev pairs decoded (greedy) at each evaluation")
+flags.DEFINE_bool("test", True, "score the best checkpoint on the test set, beam 5 and greedy")
+flags.DEFINE_multi_string("set", [], "a recipe field of every row, field=value (repeatable)")
+flags.DEFINE_string("workdir", "runs/quality", "where the rows' workdirs go")
+flags.DEFINE_string("out", "quality.json", "the JSON results file")
+flags.mark_flag_as_required("data_dir")
+
+# One change at a time from the `text` recipe (recipes/configs/text.py), which is row "baseline".
+ROWS = {
+    "baseline": {},
+    "words": {"source_tokenizer": "word", "target_tokenizer": "word", "max_source_length": 50,
+              "max_target_length": 50},
+    "float32": {"precision": "float32"},
+    "loss_per_sentence": {"loss_normalization": "sentences"},
+    "init_uniform_0.1": {"init_scale": 0.1},
+    "lr_constant": {"lr_schedule": "constant", "warmup_steps": 0},
+    "lr_plateau": {"lr_schedule": "plateau", "warmup_steps": 0},
+    "label_smoothing_0.1": {"label_smoothing": 0.1},
+    "dropout_0.3": {"dropout": 0.3},
+    "shared_vocab": {"shared_vocab": True},
+    "token_batches": {"batch_tokens": 1600},
+}
+
+
+def _value(text):
+    """A command-line value as the recipe expects it."""
+    return text if isinstance(text, str) else json.dumps(text)
+
+
+def train_row(name, fields):
+    """Trains one row; returns its results.json (None if the run failed) and its workdir."""
+    workdir = os.path.join(FLAGS.workdir, name)
+    command = ["zoo-train", "--recipe", "text", "--workdir", workdir,
+               "--train_tsv", os.path.join(FLAGS.data_dir, "train.tsv"),
+               "--dev_tsv", os.path.join(FLAGS.data_dir, "dev.tsv"), "--seed", "0",
+               f"--config.steps_per_epoch={FLAGS.eval_every}", "--config.num_epochs=100000",
+               "--config.early_stopping_patience=0", f"--config.max_eval_sentences={FLAGS.dev_sentences}",
+               "--config.final_beam_width=1", "--config.num_samples=0", "--config.verbose=0",
+               "--config.export=False"]
+    if FLAGS.train_steps:
+        command += ["--train_steps", str(FLAGS.train_steps)]
+    if FLAGS.max_train_minutes:
+        command += ["--max_train_minutes", str(FLAGS.max_train_minutes)]
+    command += [f"--config.{assignment}" for assignment in FLAGS.set]
+    command += [f"--config.{field}={_value(value)}" for field, value in fields.items()]
+    os.makedirs(FLAGS.workdir, exist_ok=True)
+    with open(workdir + ".log", "w", encoding="utf-8") as log:
+        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode == 0
+    results = os.path.join(workdir, "results.json")
+    if not finished or not os.path.exists(results):
+        return None, workdir
+    with open(results, encoding="utf-8") as f:
+        return json.load(f), workdir
+
+
+def test_scores(workdir):
+    """zoo-eval of the row's best checkpoint on the test set: {beam width: {bleu, chrf, seconds}}."""
+    scores = {}
+    for beam in (5, 1):
+        started = time.perf_counter()
+        output = subprocess.run(
+            ["zoo-eval", "--model", workdir, "--tsv", os.path.join(FLAGS.data_dir, "test.tsv"),
+             "--beam_width", str(beam)], capture_output=True, text=True, check=True).stdout
+        report = json.loads(output.strip().splitlines()[-1])
+        scores[f"beam{beam}"] = {"bleu": round(report["bleu"], 2), "chrf": round(report["chrf"], 2),
+                                 "seconds": round(time.perf_counter() - started, 1)}
+    return scores
+
+
+def summary(name, fields, results, workdir):
+    if results is None:
+        return {"row": name, "fields": fields, "error": f"zoo-train failed; see {workdir}.log"}
+    row = {"row": name, "fields": fields, "steps": results.get("train_steps"),
+           "train_minutes": round(results.get("train_seconds", 0) / 60, 2),
+           "train_tokens_per_second": round(results.get("train_tokens_per_second", 0)),
+           "dev_curve": [(e["step"], round(e["bleu"], 2), round(e["loss"], 3)) for e in results["evaluations"]],
+           "best_dev_bleu_greedy": round(max(e["bleu"] for e in results["evaluations"]), 2)}
+    if FLAGS.test:
+        row["test"] = test_scores(workdir)
+    return row
+
+
+def main(argv):
+    del argv
+    names = FLAGS.rows or list(ROWS)
+    unknown = [name for name in names if name not in ROWS]
+    if unknown:
+        raise app.UsageError(f"unknown row(s) {unknown}; rows are {list(ROWS)}")
+    report = {"what": "benchmarks/quality.py: the text recipe, one change at a time",
+              "data_dir": os.path.abspath(FLAGS.data_dir), "train_steps": FLAGS.train_steps,
+              "max_train_minutes": FLAGS.max_train_minutes, "set": FLAGS.set,
+              "machine": {"cpu_count": os.cpu_count()}, "rows": []}
+    for name in names:
+        load_before = os.getloadavg()[0]
+        results, workdir = train_row(name, ROWS[name])
+        row = summary(name, ROWS[name], results, workdir)
+        row["load_average_before"] = round(load_before, 2)
+        report["rows"].append(row)
+        print(json.dumps(row), flush=True)
+        with open(FLAGS.out, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    app.run(main)
