@@ -48,6 +48,10 @@ ROWS = {
     "dropout_0.3": {"dropout": 0.3},
     "shared_vocab": {"shared_vocab": True},
     "token_batches": {"batch_tokens": 1600},
+    "global_clip_5": {"clipnorm": 0.0, "global_clipnorm": 5.0},
+    # All of OpenNMT-py's settings of the peer benchmark (benchmarks/peers/opennmt_py.py) at once.
+    "opennmt_py_settings": {"lr_schedule": "constant", "warmup_steps": 0, "clipnorm": 0.0, "global_clipnorm": 5.0,
+                            "loss_normalization": "sentences", "init_scale": 0.1, "dropout": 0.3},
 }
 
 
