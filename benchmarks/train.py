@@ -1,4 +1,4 @@
-"""Training speed per strategy, precision and XLA setting: real tokens per second, as JSON.
+"""Training speed per strategy, precision and XLA setting: real tokens per second and peak fraction, as JSON.
 
     python benchmarks/train.py --recipe dates_bahdanau --strategy one_device,mirrored --cpu_replicas 2 \
         --precision float32 --jit_compile false --output benchmarks/results/train_dates_cpu.json
@@ -10,9 +10,18 @@ For each combination it builds the recipe's model under the strategy's scope, ru
 times `--steps` steps of `model.fit` and counts the real (non-pad) source and target
 tokens of exactly the batches it trained on. The JSON also gives the number of distinct
 batch shapes of one epoch: XLA compiles the training step once per shape.
+
+Each run also gives `model_flops_per_token`, the matmul FLOPs of a training step per real
+token (`zoo.models.flops.train_flops_per_token` at the timed batches' mean real source and
+target lengths), `matmul_peak_gflops`, the GFLOP/s of a 2048 x 2048 matmul measured in the
+same process on the strategy's first device in the run's compute dtype (float32 for
+float32, bfloat16 for mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls
+use TF32 as the training's do), times the number of accelerator replicas, and
+`peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`.
 """
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -38,20 +47,66 @@ flags.DEFINE_string("output", None, "also write the JSON to this file")
 
 
 def _batches(trainer, config, pairs, tokenizers, static_shapes):
-    """The warmup and timed batches, the timed real tokens and the distinct shapes of an epoch."""
+    """Warmup and timed batches, timed real tokens, their mean real (source, target) lengths, shapes of an epoch."""
     import tensorflow as tf
 
     dataset = trainer.make_train_dataset(config, pairs, *tokenizers, seed=0, static_shapes=static_shapes)
     shapes = {tuple(tuple(t.shape) for t in tf.nest.flatten(batch)) for batch in dataset}
     batches = list(dataset.repeat().take(FLAGS.warmup_steps + FLAGS.steps))
     timed = batches[FLAGS.warmup_steps :]
-    tokens = sum(int(tf.math.count_nonzero(x)) + int(tf.math.count_nonzero(y)) for (x, _), y in timed)
-    return dataset.element_spec, batches, tokens, len(shapes)
+    source = sum(int(tf.math.count_nonzero(x)) for (x, _), _ in timed)
+    target = sum(int(tf.math.count_nonzero(y)) for _, y in timed)
+    sentences = sum(int(tf.math.count_nonzero(tf.reduce_any(y != 0, axis=-1))) for _, y in timed)
+    return dataset.element_spec, batches, source + target, (source / sentences, target / sentences), len(shapes)
 
 
-def _time(trainer, strategy, config, tokenizers, spec, batches, jit_compile):
-    """Seconds of the warmup and of the timed steps, and the last loss, under `strategy`."""
+_PEAKS = {}  # (dtype, device) -> GFLOP/s, measured once per process
+
+
+def matmul_peak_gflops(dtype, device, size=2048, repeats=5, min_seconds=0.2):
+    """The GFLOP/s (`2 size^3` FLOPs a product) of chained `size` x `size` matmuls in `dtype` on `device`.
+
+    One untimed call first (tracing, kernel choice); then the best of `repeats` calls, each
+    a `tf.while_loop` of enough products to take about `min_seconds`, ended by reading one
+    element back so that the device has finished. The factor is scaled by `1/sqrt(size)` so
+    the chained products neither overflow nor vanish in half precision.
+    """
     import tensorflow as tf
+
+    if (dtype, device) in _PEAKS:
+        return _PEAKS[dtype, device]
+    with tf.device(device):
+        x = tf.cast(tf.random.stateless_normal((size, size), seed=(0, 0)), dtype)
+        factor = tf.cast(tf.random.stateless_normal((size, size), seed=(0, 1)) / math.sqrt(size), dtype)
+
+        @tf.function
+        def chain(x, count):
+            return tf.while_loop(lambda i, x: i < count, lambda i, x: (i + 1, tf.linalg.matmul(x, factor)), (0, x))[1]
+
+        def seconds(count):
+            started = time.perf_counter()
+            float(chain(x, tf.constant(count))[0, 0])
+            return time.perf_counter() - started
+
+        seconds(1)
+        count = max(1, math.ceil(min_seconds / seconds(1)))
+        best = min(seconds(count) for _ in range(repeats))
+    _PEAKS[dtype, device] = 2 * size**3 * count / best / 1e9
+    return _PEAKS[dtype, device]
+
+
+def _peak(strategy, dtype):
+    """The matmul peak of the devices the strategy trains on: one device's, times the accelerator replicas."""
+    devices = strategy.extended.worker_devices
+    accelerators = [d for d in devices if "CPU" not in d.upper()]  # logical CPU replicas share the cores
+    return matmul_peak_gflops(dtype, devices[0]) * max(1, len(accelerators))
+
+
+def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_compile):
+    """Seconds of the warmup and of the timed steps, the last loss, the FLOPs per token and the matmul peak."""
+    import tensorflow as tf
+
+    from zoo.models.flops import train_flops_per_token
 
     with strategy.scope():
         model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
@@ -64,7 +119,9 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, jit_compile):
     finished = time.perf_counter()
     return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
                 warmup_seconds=compiled - started, seconds=finished - compiled,
-                loss=float(history.history["loss"][-1]), params=int(model.count_params()))
+                loss=float(history.history["loss"][-1]), params=int(model.count_params()),
+                model_flops_per_token=train_flops_per_token(model, *lengths),
+                matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype))
 
 
 def main(argv):
@@ -90,14 +147,17 @@ def main(argv):
             strategy = distribute.resolve_strategy(strategy_name)
             jit_compile = distribute.resolve_jit_compile(jit_text, strategy)
             static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy.num_replicas_in_sync)
-            spec, batches, tokens, shapes = _batches(trainer, config, pairs, tokenizers, static)
+            spec, batches, tokens, lengths, shapes = _batches(trainer, config, pairs, tokenizers, static)
             for precision in FLAGS.precision:
                 config.precision = precision
-                run = _time(trainer, strategy, config, tokenizers, spec, batches, jit_compile)
+                run = _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_compile)
+                speed = tokens / run["seconds"]
+                model_flops = speed * run["model_flops_per_token"]
                 runs.append(dict(run, strategy=distribute.strategy_name(strategy), jit_compile=jit_compile,
                                  static_shapes=static, distinct_batch_shapes_per_epoch=shapes,
                                  steps_per_second=FLAGS.steps / run["seconds"],
-                                 train_tokens_per_second=tokens / run["seconds"], tokens_per_step=tokens / FLAGS.steps))
+                                 train_tokens_per_second=speed, tokens_per_step=tokens / FLAGS.steps,
+                                 peak_fraction=model_flops / (run["matmul_peak_gflops"] * 1e9)))
                 print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
     report = json.dumps({
         "recipe": config.recipe, "preset": config.model, "batch_size": config.batch_size, "steps": FLAGS.steps,
