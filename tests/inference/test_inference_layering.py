@@ -14,12 +14,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # What the start-up path of `zoo-translate` may import at module level (no TensorFlow, no Keras).
 LIGHT_MODULES = ("zoo/inference/__init__.py", "zoo/inference/resolve.py", "zoo/inference/batching.py",
                  "zoo/inference/loading.py", "zoo/inference/stream.py", "zoo/constants.py", "zoo/cli.py",
-                 "zoo/progress.py")
+                 "zoo/progress.py", "zoo/startup.py")
 # The packages of the chain, by rank: a package imports only packages of lower rank (and itself).
 RANKS = {"zoo.data": 1, "zoo.layers": 2, "zoo.models": 3, "zoo.decoding": 4, "zoo.plot": 4,
          "zoo.inference": 5, "zoo.export": 5, "zoo.training": 6, "recipes": 7}
 # Modules without TensorFlow that any package may use (they import none of the chain).
-FOUNDATION = {"zoo.constants", "zoo.atomic_write", "zoo.progress", "zoo.cli", "zoo.metrics"}
+FOUNDATION = {"zoo.constants", "zoo.atomic_write", "zoo.progress", "zoo.cli", "zoo.metrics", "zoo.startup"}
 # Pairs the ranks allow but the design does not (docs/interfaces.md).
 FORBIDDEN = {("zoo.training", "zoo.export"), ("zoo.inference", "zoo.export"), ("zoo.export", "zoo.inference")}
 SERVING_MAY_IMPORT = {"zoo.constants"}
