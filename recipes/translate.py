@@ -61,7 +61,8 @@ def main(argv):
 
 
 def run():
-    cli.run(main, "zoo-translate", __doc__)
+    with startup.exit_without_teardown():  # one-shot: no need to wait for TensorFlow's teardown
+        cli.run(main, "zoo-translate", __doc__)
 
 
 if __name__ == "__main__":

@@ -89,3 +89,20 @@ def test_tensorflow_is_imported_without_keras_and_jax_and_keras_imports_afterwar
                             timeout=240)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split("\n")[:3] == ["[]", "[]", "3.0"]
+
+
+@pytest.mark.parametrize("end, status, stderr", [("pass", 0, ""), ("sys.exit(3)", 3, ""),
+                                                  ("sys.exit('no model')", 1, "no model\n")])
+def test_a_one_shot_command_ends_with_its_status_and_output_but_without_the_teardown(end, status, stderr):
+    code = (
+        "import atexit, sys\n"
+        "from zoo import startup\n"
+        "atexit.register(lambda: print('teardown'))\n"
+        "with startup.exit_without_teardown():\n"
+        "    print('translation', end='')  # still in the buffer of a pipe\n"
+        f"    {end}\n"
+        "print('after the block')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT),
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (status, "translation", stderr)
