@@ -72,3 +72,19 @@ def test_zoo_serve_profiles_its_start_up_until_it_listens(export_base, tmp_path)
     profile = profile_of("\n".join(profile_lines), "zoo-serve")
     assert list(profile["phases"])[2:] == ["import_tensorflow", "import_server", "load_model", "app"], text[-3000:]
     assert profile["imported"]["uvicorn"] and not profile["imported"]["sacrebleu"]
+
+
+def test_the_startup_benchmark_times_both_commands_and_reads_the_profile(export_base, tmp_path):
+    output = tmp_path / "startup.json"
+    result = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "benchmarks", "startup.py"),
+                             f"--model={export_base}", "--runs=1", "--warmup=0", f"--output={output}"],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(output.read_text())
+    assert report == json.loads(result.stdout)
+    translate = report["zoo_translate"]
+    assert 0 < translate["first_line_seconds"][0] <= translate["seconds"][0]
+    assert report["ratio"] == pytest.approx(translate["median_seconds"] / report["bare_import"]["median_seconds"],
+                                            rel=1e-3)
+    assert {"import_tensorflow", "load_saved_model", "first_translation"} <= set(translate["median_phases"])
+    assert report["machine"]["cpu_count"] and len(report["machine"]["load_average_before"]) == 3
