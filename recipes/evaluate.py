@@ -5,7 +5,10 @@
 The JSON holds sacreBLEU `bleu` and `chrf` with their signatures, `exact_match`,
 `sentences` and `sentences_per_second`. A TSV line may give several references,
 `source<TAB>ref1<TAB>ref2...`: BLEU and chrF then use them all (`nrefs:N` in the signatures).
+`--profile_startup` prints to stderr where the time from the process start went (`zoo.startup`).
 """
+
+from zoo import startup  # first: the profile's first phase ends at its import
 
 import json
 import os
@@ -24,24 +27,31 @@ flags.DEFINE_string("tsv", None, "test set, source<TAB>reference per line (more 
 flags.DEFINE_integer("beam_width", None, "beam width; default: the export's own search", lower_bound=1)
 flags.DEFINE_integer("batch_size", 64, "sentences translated at once", lower_bound=1)
 flags.DEFINE_string("bleu_tokenize", None, "sacreBLEU tokenizer; default: the one of the training recipe, else 13a")
+flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.mark_flags_as_required(["model", "tsv"])
 
 
 def main(argv):
     del argv  # cli.run refuses positional arguments
+    if FLAGS.profile_startup:
+        startup.enable()
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)
     from zoo.inference import evaluate_model
+
+    startup.mark("import_evaluation", "zoo.inference.evaluation: sacreBLEU and the TSV reader")
 
     try:
         results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize)
     except (ValueError, OSError, MissingOpLibraryError) as error:  # zoo.data.DataError is a ValueError
         raise cli.CommandError(str(error)) from None
     print(json.dumps(results))
+    startup.report("zoo-eval")
 
 
 def run():
-    cli.run(main, "zoo-eval", __doc__)
+    with startup.exit_without_teardown():  # one-shot: no need to wait for TensorFlow's teardown
+        cli.run(main, "zoo-eval", __doc__)
 
 
 if __name__ == "__main__":

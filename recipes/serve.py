@@ -3,7 +3,11 @@
     zoo-serve --model_base_path=/path/to/export --model_name=zoo [--rest_api_port=8501]
 
 Serves the highest version under `--model_base_path` and picks up newer versions while running.
+`--profile_startup` prints to stderr where the time from the process start to serving went
+(`zoo.startup`), once the server is about to listen.
 """
+
+from zoo import startup  # first: the profile's first phase ends at its import
 
 import os
 
@@ -32,6 +36,7 @@ flags.DEFINE_float("poll_seconds", 1.0, "Seconds between looks for a new version
 flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
 flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.", lower_bound=1)
 flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most batches running at once.", lower_bound=1)
+flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.mark_flag_as_required("model_base_path")
 
 
@@ -53,10 +58,21 @@ def _limits() -> ServingLimits:
 
 def main(argv):
     del argv
+    if FLAGS.profile_startup:
+        startup.enable()
+    limits = _limits()
+    startup.import_tensorflow()  # before the server's modules import it: without Keras and JAX
     from serving.server import serve
 
-    serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, _limits(), FLAGS.poll_seconds,
-          FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching)
+    serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, limits, FLAGS.poll_seconds,
+          FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase)
+
+
+def _on_phase(key, description):
+    """Ends a start-up phase of `serve`; the last one, `app`, prints the profile (`--profile_startup`)."""
+    startup.mark(key, description)
+    if key == "app":
+        startup.report("zoo-serve")
 
 
 def run():

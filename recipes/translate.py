@@ -9,7 +9,10 @@ With `--sampling_temperature` > 0 each translation is drawn from the model (the 
 One output line per input line, in order; an empty input line gives an empty output line.
 Lines are translated in batches as they arrive, so it works in a pipe as well as on files.
 Progress goes to stderr when stderr is a terminal or `--progress` is set.
+`--profile_startup` prints to stderr where the time from the process start went (`zoo.startup`).
 """
+
+from zoo import startup  # first: the profile's first phase ends at its import
 
 import os
 import sys
@@ -29,11 +32,14 @@ flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable toke
                      lower_bound=0)
 flags.DEFINE_integer("seed", 0, "Seed of the sampling draws.")
 flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
+flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.mark_flag_as_required("model")
 
 
 def main(argv):
     del argv  # cli.run refuses positional arguments (the source text is read from stdin)
+    if FLAGS.profile_startup:
+        startup.enable()
     if not os.path.isdir(FLAGS.model):
         raise cli.CommandError(f"--model {FLAGS.model!r} is not a directory; expected an export or a workdir")
     sampling = None
@@ -51,10 +57,12 @@ def main(argv):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, MissingOpLibraryError) as error:
         raise cli.CommandError(str(error)) from None
+    startup.report("zoo-translate", "translation", "the other translations, and writing them out")
 
 
 def run():
-    cli.run(main, "zoo-translate", __doc__)
+    with startup.exit_without_teardown():  # one-shot: no need to wait for TensorFlow's teardown
+        cli.run(main, "zoo-translate", __doc__)
 
 
 if __name__ == "__main__":

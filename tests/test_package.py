@@ -28,6 +28,14 @@ def test_zoo_and_its_constants_import_neither_tensorflow_nor_keras():
         assert not {m for m in modules if m.startswith("zoo.") and m != "zoo.constants"}, statement
 
 
+def test_zoo_data_loads_a_module_on_first_use_and_the_tokenizer_kinds_when_one_is_asked_for():
+    modules = imported_after("from zoo.data import read_tsv_report, DataError")  # zoo-eval's reader
+    assert "tensorflow" not in modules and "zoo.data.char_tokenizer" not in modules
+    modules = imported_after("import zoo.data.tokenizer_kinds as k\nassert k.tokenizer_types() == "
+                             "['char', 'sentencepiece', 'word'], k.tokenizer_types()")
+    assert "zoo.data.char_tokenizer" in modules
+
+
 def test_zoo_layers_imports_no_other_part_of_the_zoo():
     modules = imported_after("import zoo.layers")
     assert {m.split(".")[1] for m in modules if m.startswith("zoo.")} == {"layers"}

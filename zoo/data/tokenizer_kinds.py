@@ -1,13 +1,16 @@
 """Tokenizer kinds by name: the `type` of `tokenizer.json`, `build_tokenizer`, `load_tokenizer`.
 
-Each `Tokenizer` subclass with a `kind` registers itself here when its module is imported
-(`import zoo.data` imports them all).
+Each `Tokenizer` subclass with a `kind` registers itself here when its module is imported;
+the built-in kinds' modules are imported the first time a kind is looked up.
 """
 
+import importlib
 import json
 import os
 
 CONFIG_FILE = "tokenizer.json"
+# The modules of the built-in kinds (`zoo.data` imports its modules lazily).
+_BUILT_IN = ("zoo.data.char_tokenizer", "zoo.data.word_tokenizer", "zoo.data.sentencepiece_tokenizer")
 
 _KINDS = {}
 
@@ -18,14 +21,21 @@ def register(cls):
     return cls
 
 
+def _known_kinds():
+    """`_KINDS`, once the built-in kinds have registered themselves."""
+    for module in _BUILT_IN:
+        importlib.import_module(module)
+    return _KINDS
+
+
 def tokenizer_types():
     """The tokenizer type names `build_tokenizer` and `tokenizer.json` accept."""
-    return sorted(_KINDS)
+    return sorted(_known_kinds())
 
 
 def tokenizer_class(kind):
     """The class of a tokenizer kind; `ValueError` listing the known kinds otherwise."""
-    if kind not in _KINDS:
+    if kind not in _known_kinds():
         raise ValueError(f"unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}")
     return _KINDS[kind]
 
@@ -68,7 +78,7 @@ def load_tokenizer(directory):
         except json.JSONDecodeError as error:
             raise ValueError(f"{config_path}: invalid JSON: {error}") from None
     kind = config.get("type") if isinstance(config, dict) else None
-    if kind not in _KINDS:
+    if kind not in _known_kinds():
         raise ValueError(
             f"{config_path}: unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}"
         )

@@ -4,8 +4,8 @@ import json
 import os
 import time
 
-from zoo import metrics
-from zoo.data import read_tsv_report
+from zoo import metrics, startup
+from zoo.data.tsv import read_tsv_report  # standard library only: no TensorFlow tokenizers, no Keras
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
 from zoo.inference.resolve import training_config_path
@@ -63,6 +63,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
     """
     test = read_tsv_report(tsv_path, multi_reference=True)
     pairs = test.pairs
+    startup.mark("read_test_set", "reading the TSV test set")
     translate, description = load_translate_fn(model_path, beam_width=beam_width)
     bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
     sources = [source.encode("utf-8") for source, _ in pairs]
@@ -71,6 +72,8 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
         translations = translate_in_batches(translate, sources, batch_size, progress)
     hypotheses = [text.decode("utf-8") for text in translations]
     seconds = time.monotonic() - started
+    startup.mark("translation", "the other translations")
     scores = metrics.score(hypotheses, test.references, bleu_tokenize=bleu_tokenize)
+    startup.mark("scoring", "sacreBLEU's BLEU and chrF")
     return dict(scores.as_dict(), sentences_per_second=len(pairs) / seconds if seconds else None,
                 seconds=seconds, model=os.fspath(model_path), decoding=description)

@@ -4,28 +4,17 @@ An export runs with TensorFlow alone (plus the kernels of the op libraries its
 `zoo_export.json` lists, e.g. TensorFlow Text's for a SentencePiece export, loaded without
 their Python packages): this module imports neither Keras nor the model code unless it is
 handed a workdir that has no export yet, and for an export it even keeps `import tensorflow`
-from importing Keras (TensorFlow looks Keras up eagerly at import, about a third of its
-import time), so the first translation comes seconds after the process starts.
+from importing Keras and JAX (`zoo.startup.import_tensorflow`: TensorFlow looks them up
+eagerly at import, Keras alone about a third of its import time), so the first translation
+comes seconds after the process starts. The phases end with `zoo.startup.mark`
+(`--profile_startup`).
 """
 
-import importlib
-import sys
-
-from zoo import constants
+from zoo import constants, startup
 from zoo.inference.resolve import WORKDIR, resolve_model
 
 EXPECTED_SIGNATURES = ("serving_default", "beam_search")  # the two that `zoo-translate` and `zoo-eval` call
-
-
-def _import_tensorflow(need_keras):
-    """`import tensorflow`, without the Keras import it triggers when Keras is not needed."""
-    if not need_keras and "tensorflow" not in sys.modules and "keras" not in sys.modules:
-        sys.modules["keras"] = None  # TensorFlow treats an unimportable Keras as absent
-        try:
-            return importlib.import_module("tensorflow")
-        finally:
-            del sys.modules["keras"]
-    return importlib.import_module("tensorflow")
+_FIRST_CALL = "the first call of the signature (the first translation)"
 
 
 def _load_saved_model(tf, path, settings):
@@ -42,6 +31,7 @@ def _load_saved_model(tf, path, settings):
         constants.load_op_libraries(tf, settings.get(constants.OP_LIBRARIES, []))
     except constants.MissingOpLibraryError as error:
         raise constants.MissingOpLibraryError(f"{path}: {error}") from None
+    startup.mark("op_libraries", f"the op libraries of zoo_export.json {settings.get(constants.OP_LIBRARIES, [])}")
     try:
         loaded = tf.saved_model.load(path)
     except Exception as error:  # protobuf, TensorFlow and OS errors alike: the files are not a SavedModel
@@ -53,6 +43,7 @@ def _load_saved_model(tf, path, settings):
         if name not in loaded.signatures or "source" not in loaded.signatures[name].structured_input_signature[1]:
             raise ValueError(f"{path}: not a zoo export: it has signatures {found}; expected "
                              f"{list(EXPECTED_SIGNATURES)} taking a 'source' string tensor")
+    startup.mark("load_saved_model", "tf.saved_model.load and the check of its signatures")
     return loaded
 
 
@@ -80,9 +71,10 @@ def load_translate_fn(path, beam_width=None, sampling=None):
     if sampling is not None:
         _check_sampling(sampling, beam_width)
     kind, path = resolve_model(path)
-    tf = _import_tensorflow(need_keras=kind == WORKDIR)
+    tf = startup.import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
-        return _load_workdir_fn(path, beam_width, sampling)
+        translate, description = _load_workdir_fn(path, beam_width, sampling)
+        return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description
     settings = constants.read_export_settings(path)
     loaded = _load_saved_model(tf, path, settings)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
@@ -123,7 +115,7 @@ def load_translate_fn(path, beam_width=None, sampling=None):
         description = f"{path}: beam_search (beam width {beam_width}, length penalty {length_penalty})"
     # The functions hold their module weakly: keep it alive as long as `translate` lives.
     translate.module = loaded
-    return translate, description
+    return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description
 
 
 def _check_sampling(sampling, beam_width):
@@ -151,6 +143,7 @@ def _load_workdir_fn(path, beam_width, sampling=None):
         max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     )
     settings.update(decoding_settings(config))
+    startup.mark("load_workdir", f"Keras, the model code and {constants.BEST_MODEL_FILE} with its tokenizers")
     translator = KerasTranslator(
         model, source_tokenizer, target_tokenizer, max_source_length=settings["max_source_length"],
         length_penalty=float(settings["length_penalty"]), coverage_penalty=float(settings["coverage_penalty"]),
