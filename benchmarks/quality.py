@@ -3,12 +3,12 @@
     # DATA: train.tsv, dev.tsv and test.tsv (make_debian_corpus.py --lang fr --out DATA)
     python benchmarks/quality.py --data_dir DATA --max_train_minutes 20 \
         --out benchmarks/results/quality_debian_fr_en.json
-    python benchmarks/quality.py --data_dir DATA --train_steps 300 --rows baseline,float32 --no_test
+    python benchmarks/quality.py --data_dir DATA --train_steps 300 --rows baseline,float32 --notest
 
 Each row is a `zoo-train --recipe text` run in its own process, from the same seed, with the
 row's recipe fields on top of the recipe's (and of any `--set`): the dev BLEU (greedy, the
-first `--dev_sentences` pairs) every `--eval_every` steps, then, unless `--no_test`,
-`zoo-eval` of the best checkpoint on the whole test set with beam 5 and greedy. The JSON
+first `--dev_sentences` pairs) every `--eval_every` steps, then, unless `--notest`,
+`zoo-eval` of the best checkpoint on the whole dev and test sets with beam 5 and greedy. The JSON
 (rewritten after every row) holds per row its fields, steps, tokens/s, learning curve and
 scores; `--rows` picks rows by name (default: all of `ROWS`).
 """
@@ -28,7 +28,7 @@ flags.DEFINE_integer("train_steps", 0, "optimizer steps of every row; 0 = no ste
 flags.DEFINE_float("max_train_minutes", 20.0, "wall-clock training budget of every row; 0 = none")
 flags.DEFINE_integer("eval_every", 200, "steps between dev evaluations")
 flags.DEFINE_integer("dev_sentences", 500, "dev pairs decoded (greedy) at each evaluation")
-flags.DEFINE_bool("test", True, "score the best checkpoint on the test set, beam 5 and greedy")
+flags.DEFINE_bool("test", True, "score the best checkpoint on the whole dev and test sets, beam 5 and greedy")
 flags.DEFINE_multi_string("set", [], "a recipe field of every row, field=value (repeatable)")
 flags.DEFINE_string("workdir", "runs/quality", "where the rows' workdirs go")
 flags.DEFINE_string("out", "quality.json", "the JSON results file")
@@ -86,13 +86,13 @@ def train_row(name, fields):
         return json.load(f), workdir
 
 
-def test_scores(workdir):
-    """zoo-eval of the row's best checkpoint on the test set: {beam width: {bleu, chrf, seconds}}."""
+def final_scores(workdir, split):
+    """zoo-eval of the row's best checkpoint on a whole split: {"beam5"/"beam1": {bleu, chrf, seconds}}."""
     scores = {}
     for beam in (5, 1):
         started = time.perf_counter()
         output = subprocess.run(
-            ["zoo-eval", "--model", workdir, "--tsv", os.path.join(FLAGS.data_dir, "test.tsv"),
+            ["zoo-eval", "--model", workdir, "--tsv", os.path.join(FLAGS.data_dir, f"{split}.tsv"),
              "--beam_width", str(beam)], capture_output=True, text=True, check=True).stdout
         report = json.loads(output.strip().splitlines()[-1])
         scores[f"beam{beam}"] = {"bleu": round(report["bleu"], 2), "chrf": round(report["chrf"], 2),
@@ -109,7 +109,7 @@ def summary(name, fields, results, workdir):
            "dev_curve": [(e["step"], round(e["bleu"], 2), round(e["loss"], 3)) for e in results["evaluations"]],
            "best_dev_bleu_greedy": round(max(e["bleu"] for e in results["evaluations"]), 2)}
     if FLAGS.test:
-        row["test"] = test_scores(workdir)
+        row["dev"], row["test"] = final_scores(workdir, "dev"), final_scores(workdir, "test")
     return row
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.plot import bleu_by_length_figure, curves_figure, read_scalars, save_figure
+from zoo.plot import bleu_by_length_figure, curves_figure, learning_curves_figure, read_scalars, save_figure
 
 
 def write_scalars(log_dir, points):
@@ -93,3 +93,19 @@ def test_save_figure_writes_the_figure_at_its_size(tmp_path):
     svg = save_figure(figure, str(tmp_path / "bleu.svg"))
     with open(svg, encoding="utf-8") as f:
         assert "<svg" in f.read(2000)
+
+
+def test_learning_curves_put_each_run_on_one_chart_in_step_order():
+    figure = learning_curves_figure({"zoo": [(400, 5.0), (200, 3.0)], "peer": [(100, 1.0), (300, 4.0)]},
+                                    title="dev BLEU against steps")
+    (axes,) = figure.axes
+    lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in axes.get_lines()}
+    assert lines == {"zoo": ([200, 400], [3.0, 5.0]), "peer": ([100, 300], [1.0, 4.0])}
+    assert axes.get_xlabel() == "training step" and axes.get_ylabel() == "dev BLEU"
+
+
+def test_learning_curves_refuse_no_runs_and_runs_without_points():
+    with pytest.raises(ValueError, match="at least one run"):
+        learning_curves_figure({})
+    with pytest.raises(ValueError, match="run 'peer' must be a non-empty sequence of \\(step, score\\) pairs"):
+        learning_curves_figure({"peer": []})

@@ -88,3 +88,37 @@ def curves_figure(workdir, title=None):
 
 def _say_empty(axes, message):
     axes.text(0.5, 0.5, message, ha="center", va="center", transform=axes.transAxes, color="gray")
+
+
+def learning_curves_figure(runs, title=None, ylabel="dev BLEU"):
+    """Several runs' scores against the training step on one chart (e.g. two toolkits side by side).
+
+    Args:
+      runs: dict run name -> sequence of `(step, score)` pairs (any order).
+      title: optional title.
+      ylabel: what the scores are.
+
+    Returns:
+      a `matplotlib.figure.Figure` with an Agg canvas.
+
+    Raises:
+      ValueError: no runs, or a run without points or with a point that is not (step, score).
+    """
+    if not runs:
+        raise ValueError("learning_curves_figure: expected at least one run, received none")
+    figure = Figure(figsize=(7, 4.5), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    for name, points in runs.items():
+        try:
+            steps, scores = zip(*sorted((float(step), float(score)) for step, score in points))
+        except (TypeError, ValueError):
+            raise ValueError(f"learning_curves_figure: run {name!r} must be a non-empty sequence of "
+                             f"(step, score) pairs, received {points!r:.200}") from None
+        axes.plot(steps, scores, marker="o", label=str(name))
+    axes.set(xlabel="training step", ylabel=ylabel)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    if title:
+        axes.set_title(title, wrap=True)
+    return figure
