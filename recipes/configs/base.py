@@ -4,6 +4,7 @@ import ml_collections
 from ml_collections import config_dict
 
 from zoo.data import datasets
+from zoo.data.tsv_stream import DEFAULT_SAMPLE_SIZE
 from zoo.models import defaults
 
 from zoo import constants
@@ -25,6 +26,10 @@ def _data(config):
     # dates_dev_size, dates_seed, dates_languages (dates); train_tsv, dev_tsv, max_bad_fraction (tsv);
     # tfds_name, tfds_data_dir, tfds_train_split, tfds_dev_split, tfds_reverse, tfds_max_train_pairs (tfds).
     config.update(datasets.config_fields())
+    # Streaming (dataset "tsv" only): read the training file at every epoch instead of holding it.
+    config.stream_train = "auto"  # "auto" (stream a training TSV over 256 MB), "true" or "false" (docs/training.md)
+    config.stream_sample_size = DEFAULT_SAMPLE_SIZE  # streaming: pairs sampled from the file to build the vocabulary on
+    config.shuffle_buffer_size = 0  # pairs shuffled together; 0 = all (in memory), 100,000 when streaming
 
 
 def _tokenizers(config):

@@ -106,6 +106,7 @@ def stream_tsv_dataset(
     bucket_boundaries=None,
     drop_long=False,
     repeat=False,
+    static_shapes=False,
 ):
     """The training dataset of TSV files read as a stream; elements as in `make_dataset`.
 
@@ -124,7 +125,8 @@ def stream_tsv_dataset(
     for path in paths:
         if not os.path.isfile(path):
             raise DataError(f"{path}: no such file")
-    batching = Batching(batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries)
+    batching = Batching(batch_size, batch_tokens, max_source_length, max_target_length, bucket_boundaries,
+                        static_shapes=static_shapes)
     files = tf.data.Dataset.from_tensor_slices(paths)
     if shuffle:
         files = files.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)

@@ -8,21 +8,24 @@ import zoo.models
 from zoo import data
 from zoo.atomic_write import atomic_directory
 from zoo.data import datasets
-from zoo.data.pipeline import make_dataset
+from zoo.data.pipeline import make_dataset, pass_statistics
 from zoo.data.tokenizer_kinds import CONFIG_FILE
+from zoo.data.tsv_stream import DEFAULT_SHUFFLE_BUFFER, TsvScan, stream_tsv_dataset
 from zoo.progress import Progress
+from zoo.training import streaming
 from zoo.training.precision import resolve_precision
 
 
 def load_data(config):
     """The training and dev pairs of the recipe's dataset: `{"train": [(src, tgt), ...], "dev": [...]}`.
 
-    See `zoo.data.datasets` (a training file always means dataset `tsv`).
+    See `zoo.data.datasets` (a training file always means dataset `tsv`). A training file read
+    as a stream (`config.stream_train`, `zoo.training.streaming`) is a `TsvScan` instead of a list.
 
     Raises:
       DataError: an unknown dataset, missing or malformed files, an empty split.
     """
-    return datasets.load(config)
+    return streaming.load_streamed(config) if streaming.streams(config) else datasets.load(config)
 
 
 SIDES = ("source", "target")
@@ -39,6 +42,8 @@ def tokenizer_options(config, side):
 def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
 
+    `train_pairs`: a list of pairs, or the `TsvScan` of a streamed file, whose sample they are built on.
+
     Each side's tokenizer lives in `vocab_dir/source` and `vocab_dir/target`. With
     `config.shared_vocab`, one tokenizer is built on the texts of both sides and saved in
     both directories, so that every reader of the per-side layout finds it; a rerun loads it
@@ -52,6 +57,8 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     Raises:
       ValueError: an unknown tokenizer kind, or a saved tokenizer of another kind.
     """
+    if isinstance(train_pairs, TsvScan):
+        train_pairs = train_pairs.sample
     if not config.shared_vocab:
         return tuple(_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES)
     tokenizer = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
@@ -92,15 +99,36 @@ def _save(tokenizer, path):
 def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed, static_shapes=False):
     """The training batches `((source_ids, target_in_ids), target_out_ids)`; see `make_dataset`.
 
-    `config.batch_tokens` > 0 sizes each length bucket's batches by tokens instead of `batch_size`.
+    `pairs`: a list, or the `TsvScan` of a file read as a stream (`stream_tsv_dataset`, with the
+    same batching). `config.batch_tokens` > 0 sizes each length bucket's batches by tokens
+    instead of `batch_size`; `config.shuffle_buffer_size` 0 shuffles a list whole, a stream
+    `DEFAULT_SHUFFLE_BUFFER` pairs at a time.
     """
-    return make_dataset(
-        pairs, source_tokenizer, target_tokenizer, None if config.batch_tokens else config.batch_size,
+    options = dict(
         batch_tokens=config.batch_tokens or None,
         max_source_length=config.max_source_length or None,
         max_target_length=config.max_target_length or None,
         shuffle=True, seed=seed, drop_long=config.drop_long, static_shapes=static_shapes,
-    )
+    )  # fmt: skip
+    batch_size, buffer = None if config.batch_tokens else config.batch_size, config.get("shuffle_buffer_size", 0)
+    if isinstance(pairs, TsvScan):
+        return stream_tsv_dataset(pairs.path, source_tokenizer, target_tokenizer, batch_size,
+                                  shuffle_buffer_size=buffer or DEFAULT_SHUFFLE_BUFFER, **options)
+    return make_dataset(pairs, source_tokenizer, target_tokenizer, batch_size, shuffle_buffer_size=buffer or None,
+                        **options)
+
+
+def train_batches(config, train, tokenizers, seed, static_shapes):
+    """`(dataset, batches, real tokens)`: the training batches and the counts of one pass over them.
+
+    A list's pass is counted in the graph (which also fills its token cache); a streamed
+    file's is estimated on its sample (`streaming.estimated_statistics`), never read whole.
+    """
+    dataset = make_train_dataset(config, train, *tokenizers, seed=seed, static_shapes=static_shapes)
+    if not isinstance(train, TsvScan):
+        return (dataset, *pass_statistics(dataset))
+    sample = make_train_dataset(config, train.sample, *tokenizers, seed=seed, static_shapes=static_shapes)
+    return (dataset, *streaming.estimated_statistics(sample, train))
 
 
 def build_model(config, source_vocab_size, target_vocab_size):

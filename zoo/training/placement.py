@@ -12,11 +12,12 @@ import keras
 import tensorflow as tf
 
 from zoo.data import DataError
-from zoo.data.pipeline import pass_statistics
+from zoo.data.tsv_stream import TsvScan
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
-from zoo.training.inputs import build_model, make_train_dataset
+from zoo.training.inputs import build_model, train_batches
 from zoo.training.optimization import compile_model
+from zoo.training.streaming import num_pairs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,11 +75,10 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     if latest:
         tf.train.Checkpoint(state=state).read(latest).expect_partial()
     # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
-    dataset = make_train_dataset(config, train_pairs, *tokenizers, seed=config.seed * 100003 + int(state.epoch.numpy()),
-                                 static_shapes=static_shapes)
-    batches, tokens = pass_statistics(dataset)  # in the graph; also fills the token cache
+    dataset, batches, tokens = train_batches(config, train_pairs, tokenizers, static_shapes=static_shapes,
+                                             seed=config.seed * 100003 + int(state.epoch.numpy()))
     if not batches and static_shapes:
-        raise DataError(f"{len(train_pairs)} training pairs make no full batch of {_batch(config)}; "
+        raise DataError(f"{num_pairs(train_pairs)} training pairs make no full batch of {_batch(config)}; "
                         f"expected more pairs or a smaller {'batch_tokens' if config.batch_tokens else 'batch_size'}")
     if not batches:
         raise DataError(f"no training pair is left after dropping those longer than max_source_length="
@@ -97,10 +97,18 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s), {model.dtype_policy.name}, "
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
-    log(f"  data: {len(train_pairs):,} training pairs ({batches} batches of {'' if static_shapes else '<= '}"
-        f"{_batch(config)}); vocab {sizes[0]} source / {sizes[1]} target tokens"
-        + (" (shared)" if config.shared_vocab else ""))
+    log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
+        "tokens" + (" (shared)" if config.shared_vocab else ""))
     return Training(model, state, manager, latest, dataset.repeat(), steps_per_epoch, batches, tokens / batches)
+
+
+def _data(config, train, batches, static_shapes):
+    """The training pairs and the batches of a pass, and where a streamed file's numbers come from."""
+    batch = f"batches of {'' if static_shapes else '<= '}{_batch(config)}"
+    if not isinstance(train, TsvScan):
+        return f"{len(train):,} training pairs ({batches} {batch})"
+    return (f"{train.num_pairs:,} training pairs streamed from {train.path}, not held in memory (~{batches} {batch} "
+            f"a pass; vocabulary and counts from a sample of {len(train.sample):,} pairs)")
 
 
 def _batch(config):

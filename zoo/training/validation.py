@@ -126,6 +126,7 @@ RULES = {
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
     "spm_model_type": one_of(_spm_model_types),
+    "stream_train": SWITCH, "stream_sample_size": POSITIVE, "shuffle_buffer_size": COUNT,
     # model
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
@@ -169,7 +170,7 @@ def config_problems(config):
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
-    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches):
+    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming):
         problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
 
@@ -218,6 +219,18 @@ def _token_batches(config, fields):
     if config.batch_tokens < longest:
         yield (f"batch_tokens={config.batch_tokens!r} (expected 0 or >= {longest}, the longest row: "
                f"max_source_length, or max_target_length + 1 for </s>)")
+
+
+def _streaming(config, fields):
+    """Only dataset `tsv` reads its training file as a stream."""
+    if "stream_train" not in fields or str(config.stream_train).lower() != "true":
+        return
+    from zoo.data.datasets import dataset_name
+
+    name = dataset_name(config)
+    if name != "tsv":
+        yield (f"stream_train={config.stream_train!r} (expected 'auto' or 'false' with dataset {name!r}: "
+               "only dataset 'tsv' streams its training file)")
 
 
 def validate_config(config):
