@@ -8,9 +8,10 @@
 Each row is a `zoo-train --recipe text` run in its own process, from the same seed, with the
 row's recipe fields on top of the recipe's (and of any `--set`): the dev BLEU (greedy, the
 first `--dev_sentences` pairs) every `--eval_every` steps, then, unless `--notest`,
-`zoo-eval` of the best checkpoint on the whole dev and test sets with beam 5 and greedy. The JSON
+`zoo-eval` of the best checkpoint on the whole dev and test sets with beam 5 and beam 1. The JSON
 (rewritten after every row) holds per row its fields, steps, tokens/s, learning curve and
-scores; `--rows` picks rows by name (default: all of `ROWS`).
+scores; `--rows` picks rows by name (default: all of `ROWS`). Rows already in `--out` (from an
+interrupted sweep) are kept and not run again.
 """
 
 import json
@@ -21,6 +22,7 @@ import time
 
 from absl import app, flags
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "a folder with train.tsv, dev.tsv and test.tsv")
 flags.DEFINE_list("rows", None, "rows to run, by name (default: all)")
@@ -28,7 +30,7 @@ flags.DEFINE_integer("train_steps", 0, "optimizer steps of every row; 0 = no ste
 flags.DEFINE_float("max_train_minutes", 20.0, "wall-clock training budget of every row; 0 = none")
 flags.DEFINE_integer("eval_every", 200, "steps between dev evaluations")
 flags.DEFINE_integer("dev_sentences", 500, "dev pairs decoded (greedy) at each evaluation")
-flags.DEFINE_bool("test", True, "score the best checkpoint on the whole dev and test sets, beam 5 and greedy")
+flags.DEFINE_bool("test", True, "score the best checkpoint on the whole dev and test sets, beam 5 and beam 1")
 flags.DEFINE_multi_string("set", [], "a recipe field of every row, field=value (repeatable)")
 flags.DEFINE_string("workdir", "runs/quality", "where the rows' workdirs go")
 flags.DEFINE_string("out", "quality.json", "the JSON results file")
@@ -55,6 +57,15 @@ ROWS = {
 }
 
 
+def _command(name):
+    """`zoo-train`/`zoo-eval` of this checkout (`python -m recipes.<name>` at its root), not whichever is installed."""
+    return [sys.executable, "-m", f"recipes.{name}"]
+
+
+def _data(split):
+    return os.path.abspath(os.path.join(FLAGS.data_dir, f"{split}.tsv"))
+
+
 def _value(text):
     """A command-line value as the recipe expects it."""
     return text if isinstance(text, str) else json.dumps(text)
@@ -62,10 +73,9 @@ def _value(text):
 
 def train_row(name, fields):
     """Trains one row; returns its results.json (None if the run failed) and its workdir."""
-    workdir = os.path.join(FLAGS.workdir, name)
-    command = ["zoo-train", "--recipe", "text", "--workdir", workdir,
-               "--train_tsv", os.path.join(FLAGS.data_dir, "train.tsv"),
-               "--dev_tsv", os.path.join(FLAGS.data_dir, "dev.tsv"), "--seed", "0",
+    workdir = os.path.abspath(os.path.join(FLAGS.workdir, name))  # the commands run at ROOT
+    command = [*_command("train"), "--recipe", "text", "--workdir", workdir,
+               "--train_tsv", _data("train"), "--dev_tsv", _data("dev"), "--seed", "0",
                f"--config.steps_per_epoch={FLAGS.eval_every}", "--config.num_epochs=100000",
                "--config.early_stopping_patience=0", f"--config.max_eval_sentences={FLAGS.dev_sentences}",
                "--config.final_beam_width=1", "--config.num_samples=0", "--config.verbose=0",
@@ -78,7 +88,7 @@ def train_row(name, fields):
     command += [f"--config.{field}={_value(value)}" for field, value in fields.items()]
     os.makedirs(FLAGS.workdir, exist_ok=True)
     with open(workdir + ".log", "w", encoding="utf-8") as log:
-        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode == 0
+        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode == 0
     results = os.path.join(workdir, "results.json")
     if not finished or not os.path.exists(results):
         return None, workdir
@@ -92,8 +102,8 @@ def final_scores(workdir, split):
     for beam in (5, 1):
         started = time.perf_counter()
         output = subprocess.run(
-            ["zoo-eval", "--model", workdir, "--tsv", os.path.join(FLAGS.data_dir, f"{split}.tsv"),
-             "--beam_width", str(beam)], capture_output=True, text=True, check=True).stdout
+            [*_command("evaluate"), "--model", workdir, "--tsv", _data(split),
+             "--beam_width", str(beam)], capture_output=True, text=True, check=True, cwd=ROOT).stdout
         report = json.loads(output.strip().splitlines()[-1])
         scores[f"beam{beam}"] = {"bleu": round(report["bleu"], 2), "chrf": round(report["chrf"], 2),
                                  "seconds": round(time.perf_counter() - started, 1)}
@@ -121,9 +131,14 @@ def main(argv):
         raise app.UsageError(f"unknown row(s) {unknown}; rows are {list(ROWS)}")
     report = {"what": "benchmarks/quality.py: the text recipe, one change at a time",
               "data_dir": os.path.abspath(FLAGS.data_dir), "train_steps": FLAGS.train_steps,
-              "max_train_minutes": FLAGS.max_train_minutes, "set": FLAGS.set,
+              "max_train_minutes": FLAGS.max_train_minutes, "eval_every": FLAGS.eval_every,
+              "dev_sentences": FLAGS.dev_sentences, "set": FLAGS.set,
               "machine": {"cpu_count": os.cpu_count()}, "rows": []}
-    for name in names:
+    if os.path.exists(FLAGS.out):  # an interrupted sweep goes on: rows already in the file are kept
+        with open(FLAGS.out, encoding="utf-8") as f:
+            report["rows"] = [row for row in json.load(f)["rows"] if "error" not in row]
+    done = {row["row"] for row in report["rows"]}
+    for name in [name for name in names if name not in done]:
         load_before = os.getloadavg()[0]
         results, workdir = train_row(name, ROWS[name])
         row = summary(name, ROWS[name], results, workdir)

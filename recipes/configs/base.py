@@ -42,6 +42,7 @@ def _tokenizers(config):
     config.vocab_min_count = 1  # char and word: tokens seen fewer times in training become <unk>
     config.spm_model_type = "unigram"  # sentencepiece: "unigram" or "bpe"
     config.spm_byte_fallback = True  # sentencepiece: unseen characters become UTF-8 byte pieces, never <unk>
+    config.spm_normalization = "nmt_nfkc"  # sentencepiece: Unicode NFKC ("nmt_nfkc", "nfkc"), "nfc" or "identity"
     config.lowercase = False  # lowercase both sides before tokenizing
     config.max_source_length = 64  # source tokens kept per sentence (longer are truncated)
     config.max_target_length = 64  # target tokens kept per sentence (before </s>)

@@ -8,6 +8,7 @@ import io
 import logging
 import os
 import re
+import unicodedata
 
 import tensorflow as tf
 
@@ -19,8 +20,12 @@ logger = logging.getLogger(__name__)
 
 MODEL_TYPES = ("unigram", "bpe")
 BYTE_PIECES = 256  # pieces byte fallback adds, one per byte value
-# SentencePiece's built-in normalization rules; the rule travels inside the model file.
-NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+# SentencePiece's built-in normalization rules (the rule travels inside the model file), and
+# "nfc", which SentencePiece lacks: the tokenizer NFC-normalizes in the graph (TensorFlow
+# Text's normalize_utf8) and the model, trained on NFC text with the identity rule, is named
+# "nfc" so that whoever loads it knows.
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nfc")
+NFC = "nfc"
 # Sentences the trainer sees at most: a uniform sample of a larger corpus (bounded memory).
 DEFAULT_MAX_SENTENCES = 300_000
 
@@ -51,7 +56,9 @@ def train_model(
       model_type: "unigram" or "bpe".
       byte_fallback: characters outside the vocabulary become UTF-8 byte pieces instead
         of `<unk>` (`BYTE_PIECES` pieces of the vocabulary).
-      normalization: one of `NORMALIZATIONS` ("nmt_nfkc": NFKC plus whitespace cleanup).
+      normalization: one of `NORMALIZATIONS` ("nmt_nfkc": NFKC plus whitespace cleanup;
+        "nfc": canonical composition only, so compatibility characters such as "ﬁ" or
+        full-width letters stay as they are).
       character_coverage: share of the corpus' characters that get pieces of their own.
       lowercase: lowercase the texts first (the tokenizer does the same in the graph).
       max_sentences: the trainer sees a uniform sample of at most this many texts.
@@ -63,15 +70,20 @@ def train_model(
     _check_options(vocab_size, model_type, normalization, character_coverage)
     sample, count = reservoir_sample(_strings(texts), max_sentences, seed)
     sentences = _normalized(sample, lowercase)
+    if normalization == NFC:
+        sentences = [unicodedata.normalize("NFC", sentence) for sentence in sentences]
     if not sentences:
         raise ValueError(f"cannot train a sentencepiece model: the {count} texts given hold no text")
     size = vocab_size
     while True:
         try:
-            model = _train(sentences, size, model_type, byte_fallback, normalization, character_coverage)
+            model = _train(sentences, size, model_type, byte_fallback,
+                           "identity" if normalization == NFC else normalization, character_coverage)
             break
         except RuntimeError as error:
             size = _smaller_size(str(error), size, byte_fallback)
+    if normalization == NFC:
+        model = _renamed_rule(model, NFC)
     if size != vocab_size:
         logger.warning(
             "the training text is too small for vocab_size=%d: trained %d pieces instead "
@@ -116,6 +128,15 @@ def model_settings(model_proto):
         "byte_fallback": bool(proto.trainer_spec.byte_fallback),
         "normalization": proto.normalizer_spec.name,
     }
+
+
+def _renamed_rule(model_proto, name):
+    """The model with its normalizer's name set to `name` (its rule itself unchanged)."""
+    from sentencepiece import sentencepiece_model_pb2  # noqa: PLC0415
+
+    proto = sentencepiece_model_pb2.ModelProto.FromString(model_proto)
+    proto.normalizer_spec.name = name
+    return proto.SerializeToString()
 
 
 def _check_options(vocab_size, model_type, normalization, character_coverage):

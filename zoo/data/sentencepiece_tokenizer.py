@@ -37,7 +37,8 @@ class SentencePieceTokenizer(Tokenizer):
     SavedModel holding the tokenizer needs `tensorflow` and `tensorflow_text` to load, and
     stock TF Serving runs it. Text is cleaned as by every zoo tokenizer
     (`zoo.data.normalize`), then normalized by the model's own rule (NFKC by default), so
-    `decode(encode(x))` is NFKC(x) with runs of spaces collapsed. With byte fallback (the
+    `decode(encode(x))` is NFKC(x) with runs of spaces collapsed (NFC(x) for a model built
+    with `normalization="nfc"`). With byte fallback (the
     default), a character outside the vocabulary becomes its UTF-8 byte pieces, so no text
     ever encodes as `<unk>`.
 
@@ -71,6 +72,7 @@ class SentencePieceTokenizer(Tokenizer):
         )
         self._model_proto = model_proto
         self._settings = sentencepiece_model.model_settings(model_proto)
+        self._nfc = self._settings["normalization"] == sentencepiece_model.NFC
         super().__init__(pieces, lowercase=lowercase, name=name)
 
     @classmethod
@@ -156,7 +158,10 @@ class SentencePieceTokenizer(Tokenizer):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def encode(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor int32 `(B, None)`, without `<s>`/`</s>`."""
-        return self._sentencepiece.tokenize(normalize(texts, self.lowercase))
+        texts = normalize(texts, self.lowercase)
+        if self._nfc:  # the model's own rule is the identity: see sentencepiece_model.NORMALIZATIONS
+            texts = import_tensorflow_text().normalize_utf8(texts, "NFC")
+        return self._sentencepiece.tokenize(texts)
 
     def _detokenize(self, ids):
         """tf.RaggedTensor int64 `(B, None)` of regular ids -> tf.string `(B,)`."""

@@ -35,7 +35,8 @@ def tokenizer_options(config, side):
     """The `build` arguments of `side`'s tokenizer: its size, the case, and its kind's own fields."""
     options = {"max_size": config[f"{side}_vocab_size"] or None, "lowercase": config.lowercase}
     if config[f"{side}_tokenizer"] == "sentencepiece":
-        return dict(options, model_type=config.spm_model_type, byte_fallback=config.spm_byte_fallback)
+        return dict(options, model_type=config.spm_model_type, byte_fallback=config.spm_byte_fallback,
+                    normalization=config.get("spm_normalization", "nmt_nfkc"))  # older workdirs lack the field
     return dict(options, min_count=config.vocab_min_count)
 
 

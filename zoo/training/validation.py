@@ -71,6 +71,12 @@ def _spm_model_types():
     return MODEL_TYPES
 
 
+def _spm_normalizations():
+    from zoo.data.sentencepiece_model import NORMALIZATIONS
+
+    return NORMALIZATIONS
+
+
 def _cells():
     from zoo.models.recurrent_cells import CELLS
 
@@ -125,7 +131,7 @@ RULES = {
     "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
-    "spm_model_type": one_of(_spm_model_types),
+    "spm_model_type": one_of(_spm_model_types), "spm_normalization": one_of(_spm_normalizations),
     "stream_train": SWITCH, "stream_sample_size": POSITIVE, "shuffle_buffer_size": COUNT,
     # model
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
