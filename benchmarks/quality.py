@@ -4,6 +4,7 @@
     python benchmarks/quality.py --data_dir DATA --max_train_minutes 20 \
         --out benchmarks/results/quality_debian_fr_en.json
     python benchmarks/quality.py --data_dir DATA --train_steps 300 --rows baseline,float32 --notest
+    python benchmarks/quality.py --data_dir DATA --out quality.json --markdown  # the README's table
 
 Each row is a `zoo-train --recipe text` run in its own process, from the same seed, with the
 row's recipe fields on top of the recipe's (and of any `--set`): the dev BLEU (greedy, the
@@ -34,6 +35,7 @@ flags.DEFINE_bool("test", True, "score the best checkpoint on the whole dev and 
 flags.DEFINE_multi_string("set", [], "a recipe field of every row, field=value (repeatable)")
 flags.DEFINE_string("workdir", "runs/quality", "where the rows' workdirs go")
 flags.DEFINE_string("out", "quality.json", "the JSON results file")
+flags.DEFINE_bool("markdown", False, "only print --out's rows as a Markdown table (nothing is run)")
 flags.mark_flag_as_required("data_dir")
 
 # One change at a time from the `text` recipe (recipes/configs/text.py), which is row "baseline".
@@ -123,8 +125,27 @@ def summary(name, fields, results, workdir):
     return row
 
 
+def markdown_table(report):
+    """The rows of a report as a Markdown table: the change, dev BLEU at each evaluation, test BLEU."""
+    steps = sorted({step for row in report["rows"] for step, _, _ in row.get("dev_curve", [])})
+    head = ["row", "change from `text`"] + [f"dev BLEU @{step}" for step in steps] + ["test BLEU beam 5 / 1"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in report["rows"]:
+        curve = {step: bleu for step, bleu, _ in row.get("dev_curve", [])}
+        change = ", ".join(f"{field}={value}" for field, value in row["fields"].items()) or "(none)"
+        test = row.get("test")
+        cells = [row["row"], change] + [f"{curve[step]:.2f}" if step in curve else "" for step in steps]
+        cells.append(f"{test['beam5']['bleu']:.1f} / {test['beam1']['bleu']:.1f}" if test else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv):
     del argv
+    if FLAGS.markdown:
+        with open(FLAGS.out, encoding="utf-8") as f:
+            print(markdown_table(json.load(f)))
+        return
     names = FLAGS.rows or list(ROWS)
     unknown = [name for name in names if name not in ROWS]
     if unknown:
