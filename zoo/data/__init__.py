@@ -14,6 +14,7 @@ from zoo.data.dates import (
 from zoo.data.normalization import normalize
 from zoo.data.pipeline import count_tokens, default_bucket_boundaries, make_dataset
 from zoo.data.sentencepiece_tokenizer import SentencePieceTokenizer
+from zoo.data.shortlist import ShortlistTable, learn_shortlist, learn_shortlist_from_texts
 from zoo.data.tfds_pairs import tfds_pairs
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.tokenizer_kinds import (

@@ -54,8 +54,8 @@ def load_workdir(workdir):
     if not os.path.isfile(model_path):
         raise FileNotFoundError(f"{model_path}: no such file (a workdir holds best.keras once training saved one)")
     config = read_config(workdir)
-    source_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "source"))
-    target_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "target"))
+    source_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "source"))
+    target_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "target"))
     model = keras.saving.load_model(model_path, compile=False)
     return model, source_tokenizer, target_tokenizer, config
 

@@ -22,7 +22,7 @@ import keras
 import zoo.models
 from zoo import metrics, plot
 from zoo.atomic_write import write_json
-from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE
+from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
@@ -198,7 +198,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     splits = load_data(config)
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
-    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, "vocab"),
+    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, VOCAB_DIR),
                                   _show_progress(config))
     run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
     model, state = run.model, run.state
