@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from decoding_toy_model import ToyModel
 from test_decoding_presets import SOURCE, tiny_model
 
+import zoo.models
 from zoo.data import ShortlistTable, learn_shortlist
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding import BeamSearch, Greedy, Sampling, Shortlist, decode, sequence_log_prob
@@ -78,6 +80,24 @@ def test_a_shortlist_of_every_id_is_the_full_vocabulary_search_exactly(name):
         listed = decode(model, SOURCE, strategy, max_length=7, shortlist=every_id())
         for field in full._fields:
             np.testing.assert_array_equal(getattr(listed, field), getattr(full, field), err_msg=field)
+
+
+def test_a_mixed_precision_model_restricts_its_output_in_its_compute_dtype():
+    tf.keras.utils.set_random_seed(0)
+    model = zoo.models.build("bahdanau", 14, 12, embedding_dim=8, encoder_units=8, decoder_units=16,
+                             attention_units=8, output_units=8, dtype="mixed_bfloat16")
+    output = model.restrict_output(tf.constant([0, 3, 5]))
+    assert (output.kernel.dtype, output.kernel.shape, output.bias.dtype) == (tf.bfloat16, (8, 3), tf.bfloat16)
+    strategy = BeamSearch(3, num_hypotheses=2, length_penalty=0.6)
+    full = decode(model, SOURCE, strategy, max_length=7)
+    listed = decode(model, SOURCE, strategy, max_length=7, shortlist=every_id())
+    for field in full._fields:
+        np.testing.assert_array_equal(getattr(listed, field), getattr(full, field), err_msg=field)
+
+
+def test_a_shortlist_needs_a_model_that_restricts_its_output():
+    with pytest.raises(TypeError, match="a shortlist needs a model with restrict_output .* received <decoding_toy"):
+        decode(ToyModel(), SOURCE, Greedy(), shortlist=every_id())
 
 
 def restricting_table(model):

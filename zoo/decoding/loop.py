@@ -77,13 +77,13 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
         shortlist: None, or a `zoo.decoding.Shortlist`: the output layer is restricted to
             the batch's candidate ids, once, here.
     """
+    if shortlist is not None and not hasattr(model, "restrict_output"):
+        raise TypeError(f"a shortlist needs a model with restrict_output (a zoo Seq2Seq), received {model!r}.")
     source_ids = tf.cast(source_ids, tf.int32)
     limits, buffer_length = decoding_limits(source_ids, max_length)
     memory, state = model.encode(source_ids)
     output_ids = output = None
     if shortlist is not None:
-        if not hasattr(model, "restrict_output"):
-            raise TypeError(f"a shortlist needs a model with restrict_output (a zoo Seq2Seq), received {model!r}.")
         output_ids, allowed = shortlist.select(source_ids)
         output = model.restrict_output(output_ids, allowed)
     return SearchInputs(

@@ -196,12 +196,14 @@ class Seq2Seq(keras.Model):
     def restrict_output(self, ids, allowed=None):
         """The output layer over the target ids `ids` int32 `(M,)` only, for `step(..., output=)`.
 
-        Gathers the projection's M columns once per batch (not once per step). `allowed`, bool
-        `(B, M)` or None, says which of the M ids each sentence may produce: the others get a
-        log-probability of -inf, so each sentence's log-softmax runs over its own ids.
+        Gathers the projection's M columns once per batch (not once per step), in the compute
+        dtype. `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may
+        produce: the others get a log-probability of -inf, so each sentence's log-softmax runs
+        over its own ids.
         """
         projection = self.vocabulary_projection
-        return RestrictedOutput(ops.take(projection.kernel, ids, axis=1), ops.take(projection.bias, ids, axis=0), allowed)
+        kernel, bias = (ops.take(w, ids, axis=-1) for w in (projection.kernel, projection.bias))
+        return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
 
     def step(self, token_ids, state, memory, output=None):
         """One decoder step for K hypotheses per sentence.
@@ -224,8 +226,7 @@ class Seq2Seq(keras.Model):
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
             hidden = self.output_hidden(features, embedded, training=False)
-            kernel, bias = (ops.cast(w, self.compute_dtype) for w in (output.kernel, output.bias))
-            logits = ops.cast(linear(hidden, kernel) + bias, "float32")  # (B, K, M)
+            logits = ops.cast(linear(hidden, output.kernel) + output.bias, "float32")  # (B, K, M)
             if output.allowed is not None:
                 logits = ops.where(ops.expand_dims(output.allowed, 1), logits, float("-inf"))
         log_probs = ops.log_softmax(logits, axis=-1)
