@@ -53,8 +53,12 @@ def test_the_batch_scores_the_union_and_masks_each_sentence_to_its_own_ids():
     ids, allowed = shortlist.select(tf.zeros([0, 3], tf.int32))  # an empty batch: the always-allowed ids
     np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4])
     assert allowed.shape == (0, 5)
-    # With static shapes: min(V, always + B * S * k) = 10 ids, the union's first.
-    ids, allowed = Shortlist(hand_made_table(), static_shapes=True).select(tf.constant([[4, 0, 0], [6, 5, 0]]))
+    # With static shapes: min(V, always + B * S * k) ids, the union's first.
+    static = Shortlist(hand_made_table(), static_shapes=True)
+    ids, allowed = static.select(tf.constant([[4, 0]]))  # 5 + 1 * 2 * 2 = 9 of 10
+    np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4, 6, 7, 5, 8])
+    np.testing.assert_array_equal(allowed, [[True] * 7 + [False] * 2])
+    ids, allowed = static.select(tf.constant([[4, 0, 0], [6, 5, 0]]))  # 5 + 2 * 3 * 2 > 10: all of them
     np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4, 6, 7, 8, 5, 9])
     np.testing.assert_array_equal(allowed, [[True] * 7 + [False] * 3, [True] * 8 + [False] * 2])
 

@@ -48,6 +48,7 @@ class SearchInputs(NamedTuple):
         """The target ids of columns (any shape) of the log-probabilities: themselves without a shortlist."""
         return columns if self.output_ids is None else tf.gather(self.output_ids, columns)
 
+
 class LoopState(NamedTuple):
     """The variables of the decoding loop.
 

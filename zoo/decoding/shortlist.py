@@ -41,6 +41,7 @@ class Shortlist(tf.Module):
         self.source_vocab_size = int(table.rows.shape[0])
         self.k = int(table.rows.shape[1])
         self.frequent = int(table.frequent)
+        self.always_count = int(np.count_nonzero(always))  # A
 
     def settings(self):
         """What the table was learned with, as `zoo_export.json` records it."""
@@ -71,7 +72,7 @@ class Shortlist(tf.Module):
         mask = self.sentence_mask(source_ids)
         union = tf.logical_or(tf.reduce_any(mask, axis=0), self.always)
         if self.static_shapes:
-            size = tf.minimum(self.target_vocab_size, tf.size(self.always) + tf.size(source_ids) * self.k)
+            size = tf.minimum(self.target_vocab_size, self.always_count + tf.size(source_ids) * self.k)
             # The union's ids first, in ascending order, then the others.
             ids = tf.argsort(tf.cast(tf.logical_not(union), tf.int32), stable=True)[:size]
         else:
