@@ -229,25 +229,31 @@ def main(argv):
     if FLAGS.sampling:
         searches["sampling"] = sampling
     results = []
-    for label, table in {"none": None, **tables}.items():
-        for mode in FLAGS.modes:
-            shortlist = None if table is None else Shortlist(table, static_shapes=mode == "xla")
-            search, graph, graph_single = searches_of(model, max_length, shortlist, sampling)
-            for batch_size in batch_sizes:
-                count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
-                count = max(batch_size, count // batch_size * batch_size)
-                batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
-                row = {"mode": mode, "batch_size": batch_size, "shortlist": label}
-                if table is not None:  # the ids scored per batch (exactly; XLA scores more)
-                    exact = Shortlist(table)
-                    row["mean_candidates"] = round(float(np.mean([exact.select(b)[0].shape[0] for b in batches])), 1)
-                for name, width in searches.items():
+    lists = {"none": None, **tables}
+    for mode in FLAGS.modes:
+        shortlists = {label: None if table is None else Shortlist(table, static_shapes=mode == "xla")
+                      for label, table in lists.items()}
+        runs = {label: searches_of(model, max_length, shortlist, sampling) for label, shortlist in shortlists.items()}
+        for batch_size in batch_sizes:
+            count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
+            count = max(batch_size, count // batch_size * batch_size)
+            batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
+            # The ids each table scores per batch (exactly; under XLA more).
+            candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
+                                                                           for b in batches])), 1)}
+                          for label, table in tables.items()}
+            for name, width in searches.items():
+                # Every table right after the full vocabulary: a shared machine's load falls on them alike.
+                for label, (search, graph, graph_single) in runs.items():
                     if mode == "eager":
-                        run = lambda s, w=width: search(s, w)  # noqa: E731
-                    elif mode == "graph":
-                        run = graph_single[width] if not isinstance(width, int) else (lambda s, w=width: graph(s, w))
+                        run = lambda s, w=width, f=search: f(s, w)  # noqa: E731
+                    elif mode == "xla":
+                        run = tf.function(lambda s, w=width, f=search: f(s, w), jit_compile=True)
+                    elif isinstance(width, int):  # the one graph of every beam width
+                        run = lambda s, w=width, g=graph: g(s, w)  # noqa: E731
                     else:
-                        run = tf.function(lambda s, w=width: search(s, w), jit_compile=True)
+                        run = graph_single[width]
+                    row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
                     results.append({**row, "search": name, **time_search(run, batches)})
                     print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
