@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from zoo.atomic_write import atomic_write
-from zoo.constants import EOS_ID, FIRST_REGULAR_ID
+from zoo.constants import EOS_ID, FIRST_REGULAR_ID, PAD_ID
 
 _CHUNK = 4096  # training pairs counted at once: bounds the memory of the co-occurrence keys
 
@@ -57,7 +57,7 @@ class ShortlistTable:
     def allowed(self, source_ids):
         """Sorted int32 target ids a sentence of source ids (a sequence, padding ignored) may produce."""
         source_ids = np.asarray(source_ids, np.int64).ravel()
-        return np.union1d(self.always, self.rows[source_ids[source_ids != 0]].ravel()).astype(np.int32)
+        return np.union1d(self.always, self.rows[source_ids[source_ids != PAD_ID]].ravel()).astype(np.int32)
 
     def save(self, path):
         """Writes the table as `.npz` (replaced atomically)."""
