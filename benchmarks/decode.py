@@ -2,6 +2,7 @@
 
     python benchmarks/decode.py                                  # random reference-size model
     python benchmarks/decode.py --workdir runs/fr_en --tsv dev.tsv
+    python benchmarks/decode.py --workdir runs/fr_en --tsv test.tsv --shortlist 20:1000 --shortlist_tsv train.tsv
 
 Times greedy search, sampling and beam search (widths `--beam_widths`) at batch sizes
 `--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
@@ -10,6 +11,14 @@ one untimed call that traces and compiles. Reports sentences/s, the cost of each
 search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement.
+
+With `--shortlist K:FREQUENT,...` (and `--workdir`) every search is also timed with each
+vocabulary selection table (`zoo.decoding.Shortlist`), learned from `--shortlist_tsv` (the
+training pairs) with the workdir's tokenizers; its rows say `shortlist`, the mean number of
+target ids a batch scores (`mean_candidates`, of `target_vocab_size`) and the speed-up over
+the full vocabulary at the same mode, batch size and search, in wall time (`speedup_vs_full`)
+and in CPU time (`cpu_speedup_vs_full`). Under XLA a table scores a number of ids fixed by
+the batch's shape (`Shortlist(static_shapes=True)`), at batch 64 the whole vocabulary.
 
 Without `--workdir` the model is `luong_general` at reference size (bi-LSTM
 encoder 2 x 256, LSTM decoder 512, Luong general attention, `--vocab_size` per
@@ -49,6 +58,9 @@ flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the w
 flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch)")
 flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
+flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
+                  "--shortlist_tsv), e.g. 20:1000,50:2000")
+flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) the --shortlist tables are learned from")
 
 
 class PeakMemory:
@@ -111,6 +123,25 @@ def load_model(batch_sizes):
     return model, sources, FLAGS.max_length, setting
 
 
+def shortlist_tables():
+    """`{label: ShortlistTable}` of `--shortlist`, learned from `--shortlist_tsv` with the workdir's tokenizers."""
+    if not FLAGS.shortlist:
+        return {}
+    if not (FLAGS.workdir and FLAGS.shortlist_tsv):
+        raise app.UsageError("--shortlist needs --workdir (its tokenizers) and --shortlist_tsv (training pairs).")
+    from zoo.constants import VOCAB_DIR
+    from zoo.data import learn_shortlist_from_texts, load_tokenizer
+
+    with open(FLAGS.shortlist_tsv, encoding="utf-8") as f:
+        pairs = [tuple(line.rstrip("\n").split("\t")[:2]) for line in f if "\t" in line]
+    tokenizers = [load_tokenizer(os.path.join(FLAGS.workdir, VOCAB_DIR, side)) for side in ("source", "target")]
+    tables = {}
+    for setting in FLAGS.shortlist:
+        k, frequent = (int(part) for part in setting.split(":"))
+        tables[f"k{k}_frequent{frequent}"] = learn_shortlist_from_texts(pairs, *tokenizers, k, frequent)
+    return tables
+
+
 def time_search(run, batches):
     """Times `run` over `batches` (best of --repeats): a dict of the measured figures."""
     import numpy as np
@@ -136,60 +167,102 @@ def time_search(run, batches):
 
 
 def add_ratios(results):
-    """Each row's cost against greedy's in the same mode and batch size; the batch-64 beam-5 summary."""
+    """Each row's cost against greedy's (same mode, batch size and shortlist) and its speed-up over the
+    full vocabulary; the summary: batch-64 beam 5 over greedy, and each shortlist's batch-64 speed-ups."""
+
+    def same(row, **fields):
+        keys = ("mode", "batch_size", "search", "shortlist")
+        return next(r for r in results if all(r[key] == fields.get(key, row[key]) for key in keys))
+
     for row in results:
-        greedy = next(r for r in results if r["search"] == "greedy" and r["mode"] == row["mode"]
-                      and r["batch_size"] == row["batch_size"])
+        greedy = same(row, search="greedy")
         row["cost_vs_greedy"] = round(greedy["sentences_per_second"] / row["sentences_per_second"], 2)
         row["cpu_cost_vs_greedy"] = round(row["cpu_seconds_per_sentence"] / greedy["cpu_seconds_per_sentence"], 2)
-    return {
+        if row["shortlist"] != "none":
+            full = same(row, shortlist="none")
+            row["speedup_vs_full"] = round(row["sentences_per_second"] / full["sentences_per_second"], 2)
+            row["cpu_speedup_vs_full"] = round(full["cpu_seconds_per_sentence"] / row["cpu_seconds_per_sentence"], 2)
+    summary = {
         f"beam5_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"]}
-        for r in results if r["search"] == "beam5" and r["batch_size"] == 64
+        for r in results if r["search"] == "beam5" and r["batch_size"] == 64 and r["shortlist"] == "none"
     }
+    for r in results:
+        if r["batch_size"] == 64 and r["shortlist"] != "none":
+            speedup = {"wall": r["speedup_vs_full"], "cpu": r["cpu_speedup_vs_full"]}
+            summary.setdefault(f"{r['shortlist']}_speedup_batch64_{r['mode']}", {})[r["search"]] = speedup
+    return summary
 
 
-def main(argv):
+def searches_of(model, max_length, shortlist, sampling):
+    """`(search, graph, graph_single)`: `search(source, width)` (width None: greedy, `sampling`,
+    or a beam width) with `shortlist`, one graph for every beam width (a run-time tensor) and
+    one per other strategy."""
     import tensorflow as tf
 
     from zoo.decoding import BeamSearch, Greedy, Sampling, decode
 
-    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
-    model, sources, max_length, setting = load_model(batch_sizes)
-    searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
-    sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
-    if FLAGS.sampling:
-        searches["sampling"] = sampling
-
     def search(source, width):
         if width is None or isinstance(width, Sampling):
-            return decode(model, source, width or Greedy(), max_length=max_length)
-        return decode(model, source, BeamSearch(width, length_penalty=FLAGS.length_penalty), max_length=max_length)
+            return decode(model, source, width or Greedy(), max_length=max_length, shortlist=shortlist)
+        strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty)
+        return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
 
-    # One graph for every beam width (the width is a run-time tensor), one per other strategy.
     graph = tf.function(search, input_signature=[tf.TensorSpec([None, None], tf.int32),
                                                  tf.TensorSpec([], tf.int32)])
     graph_single = {strategy: tf.function(lambda source, s=strategy: search(source, s),
                                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
                     for strategy in (None, sampling)}
+    return search, graph, graph_single
+
+
+def main(argv):
+    import numpy as np
+    import tensorflow as tf
+
+    from zoo.decoding import Sampling, Shortlist
+
+    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
+    model, sources, max_length, setting = load_model(batch_sizes)
+    tables = shortlist_tables()
+    searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
+    sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
+    if FLAGS.sampling:
+        searches["sampling"] = sampling
     results = []
+    lists = {"none": None, **tables}
     for mode in FLAGS.modes:
+        shortlists = {label: None if table is None else Shortlist(table, static_shapes=mode == "xla")
+                      for label, table in lists.items()}
+        runs = {label: searches_of(model, max_length, shortlist, sampling) for label, shortlist in shortlists.items()}
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = max(batch_size, count // batch_size * batch_size)
             batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
+            # The ids each table scores per batch (exactly; under XLA more).
+            candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
+                                                                           for b in batches])), 1)}
+                          for label, table in tables.items()}
             for name, width in searches.items():
-                if mode == "eager":
-                    run = lambda s, w=width: search(s, w)  # noqa: E731
-                elif mode == "graph":
-                    run = graph_single[width] if not isinstance(width, int) else (lambda s, w=width: graph(s, w))
-                else:
-                    run = tf.function(lambda s, w=width: search(s, w), jit_compile=True)
-                results.append({"mode": mode, "search": name, "batch_size": batch_size, **time_search(run, batches)})
-                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+                # Every table right after the full vocabulary: a shared machine's load falls on them alike.
+                for label, (search, graph, graph_single) in runs.items():
+                    if mode == "eager":
+                        run = lambda s, w=width, f=search: f(s, w)  # noqa: E731
+                    elif mode == "xla":
+                        run = tf.function(lambda s, w=width, f=search: f(s, w), jit_compile=True)
+                    elif isinstance(width, int):  # the one graph of every beam width
+                        run = lambda s, w=width, g=graph: g(s, w)  # noqa: E731
+                    else:
+                        run = graph_single[width]
+                    row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
+                    results.append({**row, "search": name, **time_search(run, batches)})
+                    print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
     print(json.dumps({
         **setting, "params": int(model.count_params()), "length_penalty": FLAGS.length_penalty,
+        "target_vocab_size": int(getattr(model, "target_vocab_size", FLAGS.vocab_size)),
+        "shortlists": {label: table.settings() for label, table in tables.items()},
+        "shortlist_learned_from": FLAGS.shortlist_tsv if tables else None,
         "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "summary": summary, "results": results,

@@ -1,6 +1,6 @@
 """`zoo-eval`: scores a model on a TSV test set and prints one JSON object.
 
-    zoo-eval --model runs/dates/export --tsv test.tsv [--beam_width 5]
+    zoo-eval --model runs/dates/export --tsv test.tsv [--beam_width 5] [--shortlist]
 
 The JSON holds sacreBLEU `bleu` and `chrf` with their signatures, `exact_match`,
 `sentences` and `sentences_per_second`. A TSV line may give several references,
@@ -28,6 +28,8 @@ flags.DEFINE_integer("beam_width", None, "beam width; default: the export's own 
 flags.DEFINE_integer("batch_size", 64, "sentences translated at once", lower_bound=1)
 flags.DEFINE_string("bleu_tokenize", None, "sacreBLEU tokenizer; default: the one of the training recipe, else 13a")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
+flags.DEFINE_bool("shortlist", None, "vocabulary selection (a workdir's vocab/shortlist.npz) or not (--noshortlist); "
+                  "default: as the model was trained or exported")
 flags.mark_flags_as_required(["model", "tsv"])
 
 
@@ -42,7 +44,8 @@ def main(argv):
     startup.mark("import_evaluation", "zoo.inference.evaluation: sacreBLEU and the TSV reader")
 
     try:
-        results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize)
+        results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize,
+                                 FLAGS.shortlist)
     except (ValueError, OSError, MissingOpLibraryError) as error:  # zoo.data.DataError is a ValueError
         raise cli.CommandError(str(error)) from None
     print(json.dumps(results))

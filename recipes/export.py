@@ -1,9 +1,10 @@
 """`zoo-export`: write a training workdir's best model as a TF Serving SavedModel.
 
-    zoo-export --workdir DIR [--export_dir DIR] [--version N]
+    zoo-export --workdir DIR [--export_dir DIR] [--version N] [--shortlist]
 
 Writes `EXPORT_DIR/<version>/` (default `DIR/export/`, version = newest + 1) atomically,
-with the signatures of docs/contract.md and the decoding defaults of the workdir's config.
+with the signatures of docs/contract.md and the decoding defaults of the workdir's config;
+with `--shortlist` every signature decodes with the workdir's vocabulary selection table.
 Prints the path of the new version.
 """
 
@@ -24,6 +25,8 @@ flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; d
                    lower_bound=0.0)
 flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the config's.",
                      lower_bound=1)
+flags.DEFINE_bool("shortlist", None, "Decode every signature with the workdir's vocabulary selection table "
+                  "(vocab/shortlist.npz), or not (--noshortlist); default: the config's (shortlist_k > 0).")
 flags.mark_flag_as_required("workdir")
 
 
@@ -46,6 +49,7 @@ def main(argv):
             beam_width=FLAGS.beam_width,
             length_penalty=FLAGS.length_penalty,
             max_source_length=FLAGS.max_source_length,
+            shortlist=FLAGS.shortlist,
         )
     except (OSError, ValueError, MissingOpLibraryError) as error:  # missing files or ops, a full disk, a bad config
         raise cli.CommandError(str(error)) from None

@@ -1,10 +1,13 @@
 """`zoo-translate`: translate stdin to stdout with an export or a training workdir.
 
-    zoo-translate --model EXPORT_DIR_OR_WORKDIR [--beam_width K] [--batch_size N] < src.txt > hyp.txt
+    zoo-translate --model EXPORT_DIR_OR_WORKDIR [--beam_width K] [--batch_size N] [--shortlist] < src.txt > hyp.txt
     zoo-translate --model DIR --sampling_temperature T [--sampling_top_k K] [--seed S] < src.txt
 
 With `--sampling_temperature` > 0 each translation is drawn from the model (the export's
 `sample` signature) instead of searched; a fixed `--seed` reproduces the draws.
+
+With `--shortlist` a workdir decodes with the vocabulary selection table it was trained with
+(`vocab/shortlist.npz`); an export decodes as it was exported (`zoo-export --shortlist`).
 
 One output line per input line, in order; an empty input line gives an empty output line.
 Lines are translated in batches as they arrive, so it works in a pipe as well as on files.
@@ -33,6 +36,8 @@ flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable toke
 flags.DEFINE_integer("seed", 0, "Seed of the sampling draws.")
 flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
+flags.DEFINE_bool("shortlist", None, "Vocabulary selection (a workdir's vocab/shortlist.npz) or not (--noshortlist); "
+                  "default: as the model was trained or exported.")
 flags.mark_flag_as_required("model")
 
 
@@ -52,7 +57,7 @@ def main(argv):
     from zoo.inference import translate_stdin
 
     try:
-        translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling)
+        translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling, FLAGS.shortlist)
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError, MissingOpLibraryError) as error:

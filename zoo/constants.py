@@ -45,6 +45,8 @@ RESULTS_FILE = "results.json"
 EXPORT_DIR = "export"
 ATTENTION_PLOT_FILE = "attention.png"  # attention heatmap of a dev sentence
 CURVES_PLOT_FILE = "curves.png"  # training loss and dev scores against the step
+VOCAB_DIR = "vocab"  # the tokenizers (vocab/source/, vocab/target/) and the shortlist table
+SHORTLIST_FILE = "shortlist.npz"  # in vocab/: the vocabulary selection table (zoo.data.shortlist)
 
 _VERSION_DIR = re.compile(r"[0-9]+")
 

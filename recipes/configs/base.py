@@ -118,5 +118,8 @@ def _evaluation(config):
 
 
 def _export(config):
-    """Export: the SavedModel written at the end."""
+    """Export: the SavedModel written at the end, and its vocabulary selection (docs/decoding.md)."""
     config.export = True  # write a SavedModel to export/<version>/ at the end
+    # Vocabulary selection: learn vocab/shortlist.npz from the training pairs and export with it.
+    config.shortlist_k = 0  # target tokens allowed per source token (most co-occurring first); 0 = off
+    config.shortlist_frequent = 1000  # the most frequent target tokens, allowed in every sentence

@@ -99,30 +99,32 @@ def decode_all(target_tokenizer, ids):
     return [texts[i * n : (i + 1) * n] for i in range(b)]
 
 
-def assert_export_matches_keras(loaded, parts, sources, tolerance=1e-5):
+def assert_export_matches_keras(loaded, parts, sources, tolerance=1e-5, shortlist=None):
     """The export's `serving_default`, `greedy` and `beam_search` against `zoo.decoding` on the
     Keras model (texts, scores, log-probabilities, attention), every output float32; returns the
-    beam translations. `tolerance` bounds the numbers' differences (wider for a bfloat16 model)."""
+    beam translations. `tolerance` bounds the numbers' differences (wider for a bfloat16 model);
+    `shortlist`: the `zoo.decoding.Shortlist` the export was made with, if any."""
     model, source_tokenizer, target_tokenizer = parts
     ids = reference_ids(source_tokenizer, sources)
     source = tf.constant(sources)
 
     default = loaded.signatures["serving_default"](source=source)
-    ref = beam_search(model, ids, beam_width=BEAM_WIDTH, num_hypotheses=1, length_penalty=LENGTH_PENALTY)
+    ref = beam_search(model, ids, beam_width=BEAM_WIDTH, num_hypotheses=1, length_penalty=LENGTH_PENALTY,
+                      shortlist=shortlist)
     expected = [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
     assert as_str(default["translation"]) == expected
     assert default["score"].dtype == tf.float32
     np.testing.assert_allclose(default["score"].numpy(), ref.scores[:, 0].numpy(), rtol=tolerance, atol=tolerance)
 
     greedy = loaded.signatures["greedy"](source=source)
-    ref = greedy_search(model, ids, length_penalty=LENGTH_PENALTY)
+    ref = greedy_search(model, ids, length_penalty=LENGTH_PENALTY, shortlist=shortlist)
     assert as_str(greedy["translation"]) == [hyps[0] for hyps in decode_all(target_tokenizer, ref.ids)]
     np.testing.assert_allclose(greedy["score"].numpy(), ref.scores[:, 0].numpy(), rtol=tolerance, atol=tolerance)
 
     beam = loaded.signatures["beam_search"](
         source=source, beam_width=tf.constant(4), num_hypotheses=tf.constant(3), length_penalty=tf.constant(0.8)
     )
-    ref = beam_search(model, ids, beam_width=4, num_hypotheses=3, length_penalty=0.8)
+    ref = beam_search(model, ids, beam_width=4, num_hypotheses=3, length_penalty=0.8, shortlist=shortlist)
     assert all(beam[name].dtype == tf.float32 for name in ("scores", "log_probs", "attention"))
     translations = beam["translations"].numpy()
     assert translations.shape == (len(sources), 3)

@@ -15,7 +15,7 @@ SECOND = ["there is a cat on the mat", "it rains", "good morning"]
 
 
 def test_zoo_eval_scores_several_references_as_sacrebleu_does(tmp_path, monkeypatch):
-    def load_translate_fn(path, beam_width=None):
+    def load_translate_fn(path, beam_width=None, shortlist=None):
         return (lambda batch: [TRANSLATIONS[s.decode()].encode() for s in batch]), "a dictionary"
 
     monkeypatch.setattr(evaluation, "load_translate_fn", load_translate_fn)

@@ -17,6 +17,7 @@ _MODULES = {
     "normalization": ("normalize",),
     "pipeline": ("count_tokens", "default_bucket_boundaries", "make_dataset"),
     "sentencepiece_tokenizer": ("SentencePieceTokenizer",),
+    "shortlist": ("ShortlistTable", "learn_shortlist", "learn_shortlist_from_texts"),
     "tfds_pairs": ("tfds_pairs",),
     "tokenizer": ("Tokenizer",),
     "tokenizer_kinds": ("build_tokenizer", "build_tokenizer_pair", "load_tokenizer", "tokenizer_types"),

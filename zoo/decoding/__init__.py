@@ -8,6 +8,8 @@
 - `greedy_search(model, source_ids, ...)`, `beam_search(model, source_ids, ...)`:
   the same as `decode` with `Greedy` / `BeamSearch`.
 - `sequence_log_prob(model, source_ids, target_ids)`: teacher-forced log p(y | x)
+- `Shortlist(table)`: vocabulary selection (`decode(..., shortlist=...)`): each sentence's
+  output layer restricted to target ids learned for its source tokens (`zoo.data.shortlist`)
 - `ranking_score(...)`: length normalization and coverage penalty
   (module `zoo.decoding.length_penalty`)
 
@@ -26,6 +28,7 @@ from zoo.decoding.loop import decode
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.sampling import Sampling
 from zoo.decoding.scoring import sequence_log_prob
+from zoo.decoding.shortlist import Shortlist
 from zoo.decoding.strategy import DecodingStrategy, get, names
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "MAX_LENGTH_FACTOR",
     "MAX_LENGTH_OFFSET",
     "Sampling",
+    "Shortlist",
     "beam_search",
     "decode",
     "decoding_limits",

@@ -44,7 +44,7 @@ class Extensions(NamedTuple):
     is_end: tf.Tensor
 
 
-def best_extensions(step_log_probs, live_log_probs, beam):
+def best_extensions(step_log_probs, live_log_probs, beam, token_ids=None):
     """The 2K extensions with the highest log-probability (all have the same length).
 
     Only the K best extensions overall and the K best without end token matter; each has
@@ -53,11 +53,16 @@ def best_extensions(step_log_probs, live_log_probs, beam):
     over `(B, K, V)`, no more.
 
     Args:
-        step_log_probs: float32 `(B, K, V)`; live_log_probs: float32 `(B, K)`; beam: K.
+        step_log_probs: float32 `(B, K, V)`, or `(B, K, M)` over a shortlist's columns;
+        live_log_probs: float32 `(B, K)`; beam: K.
+        token_ids: None when the columns are the target ids, else a function from columns
+            to target ids (`SearchInputs.token_ids`; ascending, so ties still go to the lower id).
     """
     batch_size = tf.shape(step_log_probs)[0]
     per_beam = tf.minimum(beam + 3, tf.shape(step_log_probs)[2])
     beam_log_probs, beam_tokens = blocked_top_k(step_log_probs, k=per_beam)  # (B, K, K + 3)
+    if token_ids is not None:
+        beam_tokens = token_ids(beam_tokens)
     beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
     flat = tf.reshape(tf.expand_dims(live_log_probs, 2) + beam_log_probs, [batch_size, -1])  # beam-major
     log_probs, index = tf.math.top_k(flat, k=2 * beam)  # (B, 2K), ties: lower index first
@@ -169,7 +174,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     def advance(self, inputs, loop, log_probs, attention):
         beam, state, t = self.width(), loop.search, loop.step
         length = t + 1  # tokens in every extension
-        top = best_extensions(log_probs, state.live_log_probs, beam)
+        top = best_extensions(log_probs, state.live_log_probs, beam, inputs.token_ids)
         covered = state.coverage + attention  # (B, K, S), attention rows indexed by the parent beam
 
         # End-token extensions among the K best finish. (A mask, not a slice [:, :K]: XLA only
@@ -243,8 +248,9 @@ def beam_search(
     coverage_penalty=0.0,
     max_length=None,
     length_normalization="gnmt",
+    shortlist=None,
 ):
-    """`decode(model, source_ids, BeamSearch(...), max_length)`: see `BeamSearch` and `decode`.
+    """`decode(model, source_ids, BeamSearch(...), max_length, shortlist)`: see `BeamSearch` and `decode`.
 
     Args:
         model: an object with `encode` and `step` (docs/interfaces.md).
@@ -253,6 +259,7 @@ def beam_search(
             length_normalization: see `BeamSearch`.
         max_length: None or a positive int / int32 scalar tensor: the most target
             tokens, end token included. None: `2 * source_length + 10` per sentence.
+        shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
 
     Returns:
         A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores`
@@ -265,4 +272,4 @@ def beam_search(
         best = result.ids[:, 0, :]          # (B, T)
     """
     strategy = BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, length_normalization)
-    return decode(model, source_ids, strategy, max_length)
+    return decode(model, source_ids, strategy, max_length, shortlist)

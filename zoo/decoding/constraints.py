@@ -41,7 +41,7 @@ def decoding_limits(source_ids, max_length=None):
     return tf.fill([batch_size], buffer_length), buffer_length
 
 
-def forbid_special_tokens(log_probs):
+def forbid_special_tokens(log_probs, column_ids=None):
     """Sets the log-probability of PAD_ID and BOS_ID to -inf.
 
     Neither is a token a translation can contain: PAD_ID marks the end of the
@@ -50,12 +50,13 @@ def forbid_special_tokens(log_probs):
     hypothesis' reported log-probability is the model's own.
 
     Args:
-        log_probs: float32 `(B, K, V)`.
+        log_probs: float32 `(B, K, V)`, or `(B, K, M)` over a shortlist's columns.
+        column_ids: int32 `(M,)`, the target id of each column; None: the columns are the ids.
 
     Returns:
-        float32 `(B, K, V)`.
+        float32, the shape of `log_probs`.
     """
-    forbidden = is_forbidden(tf.range(tf.shape(log_probs)[-1]))
+    forbidden = is_forbidden(tf.range(tf.shape(log_probs)[-1]) if column_ids is None else column_ids)
     return tf.where(forbidden, tf.constant(float("-inf"), log_probs.dtype), log_probs)
 
 

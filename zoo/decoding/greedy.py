@@ -48,8 +48,9 @@ def greedy_search(
     length_penalty=0.0,
     coverage_penalty=0.0,
     length_normalization="gnmt",
+    shortlist=None,
 ):
-    """`decode(model, source_ids, Greedy(...), max_length)`: see `Greedy` and `decode`.
+    """`decode(model, source_ids, Greedy(...), max_length, shortlist)`: see `Greedy` and `decode`.
 
     Args:
         model: an object with `encode(source_ids) -> (memory, state)` and
@@ -60,6 +61,7 @@ def greedy_search(
             tokens, end token included. None: `2 * source_length + 10` per sentence.
         length_penalty, coverage_penalty, length_normalization: only change the
             reported `scores`, see `Greedy`.
+        shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
 
     Returns:
         A `DecodingResult` with N = 1: `ids` int32 `(B, 1, T)`, `lengths` `(B, 1)`,
@@ -72,4 +74,4 @@ def greedy_search(
         best = result.ids[:, 0, :]          # (B, T)
     """
     strategy = Greedy(length_penalty, coverage_penalty, length_normalization)
-    return decode(model, source_ids, strategy, max_length)
+    return decode(model, source_ids, strategy, max_length, shortlist)

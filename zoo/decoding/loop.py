@@ -21,6 +21,10 @@ class SearchInputs(NamedTuple):
         buffer_length: int32 scalar T >= every limit: the length of the histories.
         memory: the model's per-sentence memory (never tiled per hypothesis).
         initial_state: the model's initial decoder state, leading dim B.
+        output_ids: None when the model scores the whole vocabulary, else int32 `(M,)`:
+            the sorted target ids of a shortlist, one per column of the log-probabilities.
+        output: None, or the model's output layer restricted to `output_ids`
+            (`model.restrict_output`), passed to every `model.step`.
     """
 
     source_ids: tf.Tensor
@@ -29,6 +33,8 @@ class SearchInputs(NamedTuple):
     buffer_length: tf.Tensor
     memory: Any
     initial_state: Any
+    output_ids: Any = None
+    output: Any = None
 
     @property
     def batch_size(self):
@@ -37,6 +43,10 @@ class SearchInputs(NamedTuple):
     @property
     def source_length(self):
         return tf.shape(self.source_ids)[1]
+
+    def token_ids(self, columns):
+        """The target ids of columns (any shape) of the log-probabilities: themselves without a shortlist."""
+        return columns if self.output_ids is None else tf.gather(self.output_ids, columns)
 
 
 class LoopState(NamedTuple):
@@ -57,17 +67,26 @@ class LoopState(NamedTuple):
     search: Any
 
 
-def prepare(model, source_ids, max_length=None):
+def prepare(model, source_ids, max_length=None, shortlist=None):
     """Encodes the batch and fixes its length limits: the `SearchInputs` of every strategy.
 
     Args:
-        model: an object with `encode` and `step` (docs/interfaces.md).
+        model: an object with `encode` and `step` (docs/interfaces.md), and
+            `restrict_output` for a shortlist.
         source_ids: int `(B, S)` padded with PAD_ID.
         max_length: None or a positive int / int32 scalar tensor, see `decoding_limits`.
+        shortlist: None, or a `zoo.decoding.Shortlist`: the output layer is restricted to
+            the batch's candidate ids, once, here.
     """
+    if shortlist is not None and not hasattr(model, "restrict_output"):
+        raise TypeError(f"a shortlist needs a model with restrict_output (a zoo Seq2Seq), received {model!r}.")
     source_ids = tf.cast(source_ids, tf.int32)
     limits, buffer_length = decoding_limits(source_ids, max_length)
     memory, state = model.encode(source_ids)
+    output_ids = output = None
+    if shortlist is not None:
+        output_ids, allowed = shortlist.select(source_ids)
+        output = model.restrict_output(output_ids, allowed)
     return SearchInputs(
         source_ids=source_ids,
         source_mask=tf.not_equal(source_ids, PAD_ID),
@@ -75,10 +94,12 @@ def prepare(model, source_ids, max_length=None):
         buffer_length=buffer_length,
         memory=memory,
         initial_state=state,
+        output_ids=output_ids,
+        output=output,
     )
 
 
-def decode(model, source_ids, strategy, max_length=None):
+def decode(model, source_ids, strategy, max_length=None, shortlist=None):
     """Translates a batch with `strategy`: `zoo.decoding.Greedy()`, `BeamSearch(...)`, `Sampling(...)`.
 
     The batch is encoded once; then, until every sentence is done or the buffer is
@@ -93,6 +114,9 @@ def decode(model, source_ids, strategy, max_length=None):
         strategy: a `DecodingStrategy`.
         max_length: None or a positive int / int32 scalar tensor: the most target
             tokens, end token included. None: `2 * source_length + 10` per sentence.
+        shortlist: None for the whole target vocabulary, or a `zoo.decoding.Shortlist`:
+            each sentence may then produce only its shortlisted ids, and its log-probabilities
+            are normalized over them (the model needs `restrict_output`).
 
     Returns:
         A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores` `(B, N)`
@@ -109,7 +133,7 @@ def decode(model, source_ids, strategy, max_length=None):
             f"strategy must be a zoo.decoding strategy such as Greedy() or BeamSearch(4), "
             f"received {strategy!r}."
         )
-    inputs = prepare(model, source_ids, max_length)
+    inputs = prepare(model, source_ids, max_length, shortlist)
     width = strategy.width()
     start = LoopState(
         step=tf.constant(0),
@@ -123,7 +147,8 @@ def decode(model, source_ids, strategy, max_length=None):
         return tf.logical_and(loop.step < inputs.buffer_length, tf.logical_not(tf.reduce_all(loop.done)))
 
     def one_step(loop):
-        log_probs, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory)
+        restricted = {} if inputs.output is None else {"output": inputs.output}
+        log_probs, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
         chosen = strategy.advance(inputs, loop, tf.cast(log_probs, tf.float32), tf.cast(attention, tf.float32))
         if chosen.parents is not None:
             decoder_state = gather_beams(decoder_state, chosen.parents)

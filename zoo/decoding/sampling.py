@@ -46,14 +46,15 @@ def sentence_keys(source_ids, source_mask, seed):
     return mix32(mix32(tf.bitwise.bitwise_xor(seed, _u32(_GOLDEN))) + content)
 
 
-def gumbel_noise(keys, step, vocab_size):
+def gumbel_noise(keys, step, token_ids):
     """float32 `(B, V)` standard Gumbel noise, a function of each sentence's key, the step and the token.
 
     Args:
-        keys: uint32 `(B,)` from `sentence_keys`; step: int32 scalar; vocab_size: V.
+        keys: uint32 `(B,)` from `sentence_keys`; step: int32 scalar; token_ids: int32 `(V,)`,
+            the token of each column (`tf.range(V)`, or a shortlist's ids: the same noise per id).
     """
     step_keys = mix32(keys + _u32(step) * _u32(_GOLDEN))  # (B,)
-    tokens = mix32(_u32(tf.range(vocab_size)) * _u32(_GOLDEN))  # (V,)
+    tokens = mix32(_u32(token_ids) * _u32(_GOLDEN))  # (V,)
     bits = mix32(tf.bitwise.bitwise_xor(step_keys[:, None], tokens[None, :]))  # (B, V)
     # 24 bits, centred in their interval: uniform in (0, 1), both logs finite.
     uniform = (tf.cast(tf.bitwise.right_shift(bits, _u32(8)), tf.float32) + 0.5) / 2.0**24
@@ -117,10 +118,13 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         seed = self.seed
         if seed is None:
             seed = tf.random.uniform([], 0, np.iinfo(np.int32).max, dtype=tf.int32)
-        return sentence_keys(inputs.source_ids, inputs.source_mask, seed)
+        keys = sentence_keys(inputs.source_ids, inputs.source_mask, seed)
+        # With a shortlist the noise of a column is that of its id.
+        return keys if inputs.output_ids is None else (keys, inputs.output_ids)
 
-    def choose(self, log_probs, step, keys):
+    def choose(self, log_probs, step, choice):
         batch_size, vocab_size = tf.shape(log_probs)[0], tf.shape(log_probs)[1]
+        keys, token_ids = choice if isinstance(choice, tuple) else (choice, tf.range(vocab_size))
         temperature = tf.broadcast_to(tf.cast(self.temperature, tf.float32), [batch_size])[:, None]  # (B, 1)
         sampled = temperature > 0
         # Shifted by the row maximum, so that the best token stays finite for any temperature.
@@ -129,6 +133,6 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         static_top_k = tf.get_static_value(self.top_k)
         if static_top_k is None or np.any(static_top_k != 0):  # a known 0 skips the sort
             tempered = keep_top_k(tempered, self.top_k)
-        drawn = tf.argmax(tempered + gumbel_noise(keys, step, vocab_size), axis=1, output_type=tf.int32)
+        drawn = tf.argmax(tempered + gumbel_noise(keys, step, token_ids), axis=1, output_type=tf.int32)
         greedy = tf.argmax(log_probs, axis=1, output_type=tf.int32)
         return tf.where(sampled[:, 0], drawn, greedy)

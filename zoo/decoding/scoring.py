@@ -5,7 +5,7 @@ import tensorflow as tf
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
 
 
-def sequence_log_prob(model, source_ids, target_ids, append_end=True):
+def sequence_log_prob(model, source_ids, target_ids, append_end=True, shortlist=None):
     """`log p(y | x)`: the sum of the model's token log-probabilities, end token included.
 
     The target is read up to its first end token if it has one (so the `ids` of a
@@ -21,6 +21,8 @@ def sequence_log_prob(model, source_ids, target_ids, append_end=True):
         source_ids: int `(B, S)` padded with PAD_ID.
         target_ids: int `(B, T)` padded with PAD_ID, without BOS.
         append_end: add the end token to targets that do not contain one.
+        shortlist: None, or a `zoo.decoding.Shortlist`: each sentence's log-softmax runs
+            over its own shortlisted ids, as in a search with it (a token outside them: -inf).
 
     Returns:
         float32 `(B,)`.
@@ -45,7 +47,9 @@ def sequence_log_prob(model, source_ids, target_ids, append_end=True):
     target_out = tf.where(inside, target, PAD_ID)
     target_in = tf.concat([tf.fill([tf.shape(target)[0], 1], BOS_ID), target_out[:, :-1]], axis=1)
 
-    logits = model((source_ids, target_in), training=False)
-    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, T + 1, V)
+    logits = tf.cast(model((source_ids, target_in), training=False), tf.float32)
+    if shortlist is not None:
+        logits = tf.where(shortlist.sentence_mask(source_ids)[:, None, :], logits, float("-inf"))
+    log_probs = tf.nn.log_softmax(logits, axis=-1)  # (B, T + 1, V)
     token_log_probs = tf.gather(log_probs, target_out, batch_dims=2)  # (B, T + 1)
     return tf.reduce_sum(tf.where(inside, token_log_probs, 0.0), axis=1)

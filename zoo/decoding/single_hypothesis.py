@@ -54,7 +54,11 @@ class SingleHypothesisSearch(DecodingStrategy):
 
     def choose(self, log_probs, step, choice):
         """int32 `(B,)`: the next token of each sentence from `log_probs` float32 `(B, V)`
-        (-inf at PAD_ID and BOS_ID); `step` int32 scalar: tokens decoded so far."""
+        (-inf at PAD_ID and BOS_ID); `step` int32 scalar: tokens decoded so far.
+
+        With a shortlist the columns of `log_probs` are its M ids in ascending order
+        (`SearchInputs.output_ids`) and `choose` returns columns; the search maps them to ids.
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement choose(log_probs, step, choice).")
 
     def rank(self, log_probs, lengths, coverage, source_mask):
@@ -74,12 +78,12 @@ class SingleHypothesisSearch(DecodingStrategy):
 
     def advance(self, inputs, loop, log_probs, attention):
         state, t = loop.search, loop.step
-        log_probs = forbid_special_tokens(log_probs)[:, 0]  # (B, V)
+        log_probs = forbid_special_tokens(log_probs, inputs.output_ids)[:, 0]  # (B, V) or (B, M)
         attention = attention[:, 0]  # (B, S)
         active = tf.logical_not(loop.done)
-        token = self.choose(log_probs, t, state.choice)  # (B,)
-        token_log_prob = tf.gather(log_probs, token, batch_dims=1)
-        token = tf.where(active, token, PAD_ID)
+        column = self.choose(log_probs, t, state.choice)  # (B,)
+        token_log_prob = tf.gather(log_probs, column, batch_dims=1)
+        token = tf.where(active, inputs.token_ids(column), PAD_ID)
         attention = tf.where(active[:, None], attention, 0.0)
         search = state._replace(
             log_probs=state.log_probs + tf.where(active, token_log_prob, 0.0),

@@ -40,7 +40,8 @@ def _pad(tensor, axis, size, value):
 
 
 def beam_search_per_example(
-    model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty, empty_hypotheses=1
+    model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty, empty_hypotheses=1,
+    shortlist=None,
 ):
     """Beam search with parameters per sentence.
 
@@ -50,6 +51,7 @@ def beam_search_per_example(
         `(B,)`, finite.
       coverage_penalty: a Python float, the same for every sentence.
       empty_hypotheses: int32 scalar, N of an empty batch (it has no rows to take N from).
+      shortlist: None, or a `zoo.decoding.Shortlist` (per sentence: the same in any group).
 
     Returns:
       A `DecodingResult` with N = max(num_hypotheses) and T = `2 * S + 10` (the buffer
@@ -82,6 +84,7 @@ def beam_search_per_example(
             num_hypotheses=num_hypotheses[row],
             length_penalty=length_penalty[row],
             coverage_penalty=coverage_penalty,
+            shortlist=shortlist,
         )
         updated = []
         for part, total, fill in zip(result, found, fills):

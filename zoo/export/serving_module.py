@@ -13,12 +13,19 @@ clamped to [1, `max_beam_width`], `num_hypotheses` to [1, beam_width], and a
 non-finite `length_penalty` falls back to the export's default; `top_k` is clamped to
 [0, target vocabulary] and a NaN `temperature` falls back to 1. The parameters of
 `beam_search` and `sample` are per example (`zoo.export.per_example`).
+
+A vocabulary selection table given at export time (`shortlist`) is saved with the variables
+and restricts every signature's output layer to each sentence's shortlisted target ids
+(`zoo.decoding.Shortlist`), `score` included, so that its `log_prob` stays the one the
+searches report; `zoo_export.json` records it as `shortlist` (`{"k", "frequent"}` or null).
+It is the export's choice, not a signature input: TF Serving requires every input of a
+signature, so a new one would break the requests of existing clients.
 """
 
 import tensorflow as tf
 
 from zoo import constants
-from zoo.decoding import Greedy, Sampling, decode, sequence_log_prob, strategy_for
+from zoo.decoding import Greedy, Sampling, Shortlist, decode, sequence_log_prob, strategy_for
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -49,6 +56,7 @@ class ServingModule(tf.Module):
       coverage_penalty: GNMT coverage penalty beta of every search (0: none).
       max_source_length: sources are cut to their first `max_source_length` tokens.
       max_beam_width: `beam_search`'s `beam_width` is clamped to this (memory bound).
+      shortlist: None, or a `zoo.data.ShortlistTable` that every signature decodes with.
       name: module name.
 
     Every signature is a `tf.function` with an explicit input signature; call them on
@@ -67,6 +75,7 @@ class ServingModule(tf.Module):
         coverage_penalty=0.0,
         max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
         max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
+        shortlist=None,
         name="translator",
     ):
         super().__init__(name=name)
@@ -98,6 +107,7 @@ class ServingModule(tf.Module):
         self.coverage_penalty = float(coverage_penalty)
         self.max_source_length = max_source_length
         self.max_beam_width = max_beam_width
+        self.shortlist = None if shortlist is None else Shortlist(shortlist)
         # The longest hypothesis a search can produce; `score` cuts targets there too.
         self.max_target_length = MAX_LENGTH_FACTOR * max_source_length + MAX_LENGTH_OFFSET
 
@@ -114,6 +124,7 @@ class ServingModule(tf.Module):
             "max_source_length": self.max_source_length,
             "max_target_length": self.max_target_length,
             "max_beam_width": self.max_beam_width,
+            "shortlist": None if self.shortlist is None else self.shortlist.settings(),
             "source_vocab_size": self.source_tokenizer.vocab_size,
             "target_vocab_size": self.target_tokenizer.vocab_size,
             "model": type(self.model).__name__,
@@ -138,14 +149,14 @@ class ServingModule(tf.Module):
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
         strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty)
-        result = decode(self.model, self._source_ids(source), strategy)
+        result = decode(self.model, self._source_ids(source), strategy, shortlist=self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("greedy")
     def greedy(self, source):
         """Greedy search: `translation` (B,), `score` (B,) ranked like beam search."""
         strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty)
-        result = decode(self.model, self._source_ids(source), strategy)
+        result = decode(self.model, self._source_ids(source), strategy, shortlist=self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("beam_search")
@@ -171,7 +182,8 @@ class ServingModule(tf.Module):
         length_penalty = per_example(length_penalty, batch_size, "length_penalty")
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
         result = beam_search_per_example(
-            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested
+            self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested,
+            self.shortlist,
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))
@@ -193,8 +205,9 @@ class ServingModule(tf.Module):
     def score(self, source, target):
         """`log_prob` float32 (B,): log p(target | source), end token included.
 
-        Equals the `log_probs` that `beam_search` reports for the same hypothesis.
-        Targets are cut to `max_target_length` tokens, the longest any search produces.
+        Equals the `log_probs` that `beam_search` reports for the same hypothesis (with a
+        shortlist, -inf for a target with a token outside the sentence's). Targets are cut
+        to `max_target_length` tokens, the longest any search produces.
         """
         tf.debugging.assert_equal(
             tf.shape(source),
@@ -203,7 +216,8 @@ class ServingModule(tf.Module):
         )
         source_ids = self._source_ids(source)
         target_ids = self.target_tokenizer.encode(target)[:, : self.max_target_length]
-        return {"log_prob": sequence_log_prob(self.model, source_ids, target_ids.to_tensor(constants.PAD_ID))}
+        target_ids = target_ids.to_tensor(constants.PAD_ID)
+        return {"log_prob": sequence_log_prob(self.model, source_ids, target_ids, shortlist=self.shortlist)}
 
     @serving_signature("sample")
     def sample(self, source, temperature, top_k, seed):
@@ -220,7 +234,8 @@ class ServingModule(tf.Module):
         top_k = per_example(top_k, batch_size, "top_k")
         top_k = tf.clip_by_value(top_k, 0, self.target_tokenizer.vocab_size)
         seed = per_example(seed, batch_size, "seed")
-        result = decode(self.model, source_ids, Sampling(temperature=temperature, top_k=top_k, seed=seed))
+        strategy = Sampling(temperature=temperature, top_k=top_k, seed=seed)
+        result = decode(self.model, source_ids, strategy, shortlist=self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "log_prob": result.log_probs[:, 0]}
 
     # -- text <-> ids ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from zoo.atomic_write import atomic_directory, remove_stale_temporaries, write_j
 from zoo.export import warmup
 from zoo.progress import Progress
 from zoo.export.serving_module import ServingModule
-from zoo.models.workdir import decoding_settings, load_workdir
+from zoo.models.workdir import decoding_settings, load_workdir, read_config, workdir_shortlist
 
 # The complete versions under a model base path (the rule TF Serving and zoo-serve apply).
 existing_versions = constants.saved_model_versions
@@ -38,6 +38,7 @@ def export_saved_model(
     coverage_penalty=0.0,
     max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
+    shortlist=None,
     warmup_sources=None,
     provenance=None,
 ):
@@ -47,8 +48,8 @@ def export_saved_model(
       model, source_tokenizer, target_tokenizer: see `ServingModule`.
       export_dir: the model base path (TF Serving's `--model_base_path`).
       version: positive int; None for one more than the newest version there (or 1).
-      beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width:
-        see `ServingModule`.
+      beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width,
+        shortlist: see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
         them from the source vocabulary.
       provenance: a dict added to `zoo_export.json` (where the model came from).
@@ -75,6 +76,7 @@ def export_saved_model(
         coverage_penalty=coverage_penalty,
         max_source_length=max_source_length,
         max_beam_width=max_beam_width,
+        shortlist=shortlist,
     )
     if warmup_sources is None:
         warmup_sources = warmup.sources_from_vocabulary(source_tokenizer)
@@ -118,12 +120,13 @@ def _tokenizer_assets(tokenizer, directory, side):
     return assets
 
 
-def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, **overrides):
+def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, shortlist=None, **overrides):
     """Exports a workdir's `best.keras` to `export_dir/<version>` (default `workdir/export`).
 
     Decoding defaults come from `config.json` (`beam_width` or else `final_beam_width`,
     `length_penalty`, `coverage_penalty`, `max_source_length`, at any depth) unless given
-    in `overrides`.
+    in `overrides`. `shortlist`: True decodes with the workdir's `vocab/shortlist.npz`, False
+    with the whole vocabulary, None as its config says (`zoo.models.workdir.workdir_shortlist`).
 
     Returns:
       The path of the new version directory.
@@ -136,6 +139,7 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
         target_tokenizer,
         os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir,
         version,
+        shortlist=workdir_shortlist(workdir, config, shortlist),
         warmup_sources=warmup_sources,
         provenance=provenance,
         **decoding_settings(config, **overrides),
@@ -156,17 +160,20 @@ def best_model_digest(workdir):
 
 def export_of_best_model(workdir, export_dir=None):
     """The newest version under `export_dir` (default `workdir/export`) written from this very
-    `best.keras`, or None: a rerun of a finished workdir reuses it instead of writing a copy."""
+    `best.keras` with the shortlist its config asks for, or None: a rerun of a finished workdir
+    reuses it instead of writing a copy."""
     export_dir = os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir
     digest = None
+    table = workdir_shortlist(workdir, read_config(workdir))
     for version in reversed(existing_versions(export_dir)):
         try:
-            recorded = constants.read_export_settings(os.path.join(export_dir, str(version))).get(BEST_MODEL_DIGEST)
+            settings = constants.read_export_settings(os.path.join(export_dir, str(version)))
         except (OSError, ValueError):  # an export of another kind: not ours to reuse
             continue
+        recorded = settings.get(BEST_MODEL_DIGEST)
         if recorded is None:  # no zoo_export.json, or one without a digest
             continue
         digest = digest or best_model_digest(workdir)
-        if recorded == digest:
+        if recorded == digest and settings.get("shortlist") == (table and table.settings()):
             return os.path.join(export_dir, str(version))
     return None

@@ -44,7 +44,7 @@ def _bleu_tokenize_of(path):
         return json.load(f).get("bleu_tokenize")
 
 
-def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None):
+def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None, shortlist=None):
     """Scores an export (or a training workdir) on a TSV test set, as `zoo-eval` prints it.
 
     Args:
@@ -56,6 +56,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       batch_size: sentences translated at once.
       bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
         (its workdir's config.json), else `13a`.
+      shortlist: None, True or False: vocabulary selection, see `load_translate_fn`.
 
     Returns:
       dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
@@ -64,7 +65,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
     test = read_tsv_report(tsv_path, multi_reference=True)
     pairs = test.pairs
     startup.mark("read_test_set", "reading the TSV test set")
-    translate, description = load_translate_fn(model_path, beam_width=beam_width)
+    translate, description = load_translate_fn(model_path, beam_width=beam_width, shortlist=shortlist)
     bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
     sources = [source.encode("utf-8") for source, _ in pairs]
     started = time.monotonic()

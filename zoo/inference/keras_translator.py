@@ -28,6 +28,8 @@ class KerasTranslator:
         search pick `2 * S + 10`.
       length_penalty: GNMT alpha of beam search.
       coverage_penalty: GNMT beta of beam search (0: none).
+      shortlist: None for the whole target vocabulary, or a `zoo.decoding.Shortlist`
+        (vocabulary selection: each sentence's output layer restricted to its shortlisted ids).
 
     Example:
 
@@ -36,8 +38,10 @@ class KerasTranslator:
     """
 
     def __init__(self, model, source_tokenizer, target_tokenizer, max_source_length=None,
-                 max_target_length=None, length_penalty=constants.DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0):
+                 max_target_length=None, length_penalty=constants.DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0,
+                 shortlist=None):
         self.model = model
+        self.shortlist = shortlist
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.max_source_length = max_source_length
@@ -67,7 +71,8 @@ class KerasTranslator:
 
             @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
             def run(source_ids):  # (B, S)
-                return decoding.decode(self.model, source_ids, strategy, max_length=max_length)
+                return decoding.decode(self.model, source_ids, strategy, max_length=max_length,
+                                       shortlist=self.shortlist)
 
             self._searches[key] = run
         return self._searches[key]

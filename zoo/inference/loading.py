@@ -47,7 +47,7 @@ def _load_saved_model(tf, path, settings):
     return loaded
 
 
-def load_translate_fn(path, beam_width=None, sampling=None):
+def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
     """A function `list of bytes -> list of bytes` translating a batch of source lines.
 
     Args:
@@ -58,6 +58,10 @@ def load_translate_fn(path, beam_width=None, sampling=None):
       sampling: None, or `{"temperature": float > 0, "top_k": int >= 0, "seed": int}`
         for the `sample` signature (a workdir: `zoo.decoding.Sampling`); then
         `beam_width` must be None.
+      shortlist: None decodes as the model was set up: an export with the shortlist it
+        was exported with (`zoo_export.json`), a workdir as its config says; True or False
+        asks for vocabulary selection or the whole vocabulary (a workdir's
+        `vocab/shortlist.npz`; an export exported otherwise is a `ValueError`).
 
     Returns:
       `(translate, description)`: the function and a line saying what runs.
@@ -65,6 +69,7 @@ def load_translate_fn(path, beam_width=None, sampling=None):
     Raises:
       zoo.constants.MissingOpLibraryError: the export (or the workdir's tokenizer) runs ops
         that do not load here; the one-line message names the package to install.
+      FileNotFoundError: a shortlist asked of a workdir that has none.
     """
     if beam_width is not None and beam_width < 1:
         raise ValueError(f"beam_width must be >= 1, received {beam_width}")
@@ -73,9 +78,10 @@ def load_translate_fn(path, beam_width=None, sampling=None):
     kind, path = resolve_model(path)
     tf = startup.import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
-        translate, description = _load_workdir_fn(path, beam_width, sampling)
+        translate, description = _load_workdir_fn(path, beam_width, sampling, shortlist)
         return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description
     settings = constants.read_export_settings(path)
+    listed = _exported_shortlist(path, settings, shortlist)
     loaded = _load_saved_model(tf, path, settings)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
     if sampling is not None:
@@ -115,7 +121,23 @@ def load_translate_fn(path, beam_width=None, sampling=None):
         description = f"{path}: beam_search (beam width {beam_width}, length penalty {length_penalty})"
     # The functions hold their module weakly: keep it alive as long as `translate` lives.
     translate.module = loaded
-    return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description
+    return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description + listed
+
+
+def _exported_shortlist(path, settings, shortlist):
+    """What the description says of the shortlist an export decodes with (`zoo_export.json`'s
+    `shortlist`, the export's choice); a `ValueError` if `shortlist` asks for the other."""
+    exported = settings.get("shortlist")
+    if shortlist is not None and bool(shortlist) != bool(exported):
+        has = f"with a shortlist ({exported})" if exported else "without a shortlist"
+        option = "--shortlist" if shortlist else "--noshortlist"
+        raise ValueError(f"{path} was exported {has}: the choice is the export's; re-export it with "
+                         f"zoo-export {option}, or pass the workdir")
+    return _describe_shortlist(exported) if exported else ""
+
+
+def _describe_shortlist(settings):
+    return f", shortlist k={settings['k']} frequent={settings['frequent']}"
 
 
 def _check_sampling(sampling, beam_width):
@@ -129,13 +151,17 @@ def _describe_sampling(sampling):
     return f"temperature {sampling['temperature']}, top_k {sampling['top_k']}, seed {sampling['seed']}"
 
 
-def _load_workdir_fn(path, beam_width, sampling=None):
+def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
     """`load_translate_fn` for a workdir without an export: its `best.keras`, decoded as the export would."""
     # Imported only here: decoding a workdir needs Keras and the model code.
+    from zoo.decoding import Shortlist
     from zoo.inference.keras_translator import BEAM_SEARCH, KerasTranslator
-    from zoo.models.workdir import decoding_settings, load_workdir
+    from zoo.models.workdir import decoding_settings, load_workdir, workdir_shortlist
 
     model, source_tokenizer, target_tokenizer, config = load_workdir(path)
+    table = workdir_shortlist(path, config, shortlist)
+    shortlist = None if table is None else Shortlist(table)
+    listed = "" if table is None else _describe_shortlist(table.settings())
     settings = dict(
         beam_width=constants.DEFAULT_BEAM_WIDTH,
         length_penalty=constants.DEFAULT_LENGTH_PENALTY,
@@ -147,6 +173,7 @@ def _load_workdir_fn(path, beam_width, sampling=None):
     translator = KerasTranslator(
         model, source_tokenizer, target_tokenizer, max_source_length=settings["max_source_length"],
         length_penalty=float(settings["length_penalty"]), coverage_penalty=float(settings["coverage_penalty"]),
+        shortlist=shortlist,
     )
     # The export's `beam_search` clamps its beam the same way.
     width = settings["beam_width"] if beam_width is None else min(beam_width, constants.DEFAULT_MAX_BEAM_WIDTH)
@@ -157,15 +184,15 @@ def _load_workdir_fn(path, beam_width, sampling=None):
         strategy = Sampling(sampling["temperature"], sampling["top_k"], sampling["seed"])
 
         def sample(lines):
-            result = decode(model, translator.encode(lines), strategy)
+            result = decode(model, translator.encode(lines), strategy, shortlist=shortlist)
             return target_tokenizer.decode(result.ids[:, 0, :]).numpy().tolist()
 
-        return sample, f"{path}: {constants.BEST_MODEL_FILE}, sampling ({_describe_sampling(sampling)})"
+        return sample, f"{path}: {constants.BEST_MODEL_FILE}, sampling ({_describe_sampling(sampling)}){listed}"
 
     def translate(lines):
         # Beam search even for a width of 1, as the export's signatures do.
         return translator.decode_batch(lines, width, search=BEAM_SEARCH)[0].tolist()
 
     description = (f"{path}: {constants.BEST_MODEL_FILE}, beam search (beam width {width}, "
-                   f"length penalty {float(settings['length_penalty'])})")
+                   f"length penalty {float(settings['length_penalty'])}){listed}")
     return translate, description

@@ -104,7 +104,7 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
     return count
 
 
-def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, sampling=None):
+def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, sampling=None, shortlist=None):
     """`zoo-translate`: stdin to stdout; progress on stderr if asked or if it is a terminal.
 
     Args:
@@ -113,11 +113,12 @@ def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, s
       batch_size: most sentences translated at once.
       show_progress: None shows progress when stderr is a terminal (`zoo.progress`).
       sampling: None, or the sampling parameters of `load_translate_fn`.
+      shortlist: None, True or False: vocabulary selection, see `load_translate_fn`.
 
     Returns:
       The number of lines translated.
     """
-    translate, description = load_translate_fn(model, beam_width, sampling)
+    translate, description = load_translate_fn(model, beam_width, sampling, shortlist)
     # A file on stdin has a known number of lines: the report then shows a percentage and the time left.
     progress = Progress("zoo-translate", total=lines_left(sys.stdin.fileno()), unit="lines", enabled=show_progress,
                         keep=True)

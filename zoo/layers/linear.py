@@ -20,5 +20,6 @@ def linear(x, kernel):
     else:
         leading = ops.shape(x)[:-1]
         out = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
-        out = ops.reshape(out, (*leading, kernel.shape[-1]))
+        columns = kernel.shape[-1] if kernel.shape[-1] is not None else ops.shape(kernel)[-1]  # e.g. a shortlist's M
+        out = ops.reshape(out, (*leading, columns))
     return ops.squeeze(out, -1) if vector else out

@@ -5,13 +5,13 @@ from keras import ops
 
 from zoo import layers
 from zoo.models import defaults
-from zoo.models.maxout_output import MaxoutOutput
+from zoo.models.maxout_output import MaxoutOutput, MaxoutOutputHooks
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class BahdanauSeq2Seq(Seq2Seq):
+class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
     """RNNsearch: additive attention on the previous decoder state, context into the RNN.
 
     At step i the additive score compares the previous state `s_{i-1}` with each
@@ -60,10 +60,6 @@ class BahdanauSeq2Seq(Seq2Seq):
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
         output, state = self.cell.step(gates + self.cell.project_extra(context), state)
         return ops.concatenate([output, context], axis=-1), weights, state  # features [s_i; c_i]
-
-    def output_logits(self, features, embedded, training=None):
-        features = ops.concatenate([features, embedded], axis=-1)  # [s_i; c_i; E y_{i-1}]
-        return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):
         config = super().get_config()

@@ -113,8 +113,12 @@ class LuongSeq2Seq(Seq2Seq):
             new_state.append(attentional)
         return attentional, weights, tuple(new_state)
 
-    def output_logits(self, features, embedded, training=None):
-        return self.output_projection(self.output_dropout(features, training=training))  # features: h~_t
+    def output_hidden(self, features, embedded, training=None):
+        return self.output_dropout(features, training=training)  # features: h~_t
+
+    @property
+    def vocabulary_projection(self):
+        return self.output_projection
 
     def get_config(self):
         config = super().get_config()

@@ -42,9 +42,31 @@ class MaxoutOutput(keras.layers.Layer):
         self.built = True
 
     def call(self, features):
-        return self.output_projection(maxout(self.deep_output(features)))
+        return self.output_projection(self.hidden(features))
+
+    def hidden(self, features):
+        """`maxout(W_o x)` `(..., output_units)`: what the vocabulary projection reads."""
+        return maxout(self.deep_output(features))
 
     def get_config(self):
         config = super().get_config()
         config.update({"output_units": self.output_units, "vocab_size": self.vocab_size})
         return config
+
+
+class MaxoutOutputHooks:
+    """The output hooks of a `Seq2Seq` whose output layer is its `maxout_output`, reading
+    `[features; E y_{i-1}]` (RNNsearch's and RNNenc's deep output)."""
+
+    def output_logits(self, features, embedded, training=None):
+        return self.maxout_output(self._deep_output_input(features, embedded, training))
+
+    def output_hidden(self, features, embedded, training=None):
+        return self.maxout_output.hidden(self._deep_output_input(features, embedded, training))
+
+    @property
+    def vocabulary_projection(self):
+        return self.maxout_output.output_projection
+
+    def _deep_output_input(self, features, embedded, training):
+        return self.output_dropout(ops.concatenate([features, embedded], axis=-1), training=training)

@@ -4,13 +4,13 @@ import keras
 from keras import ops
 
 from zoo.models import defaults
-from zoo.models.maxout_output import MaxoutOutput
+from zoo.models.maxout_output import MaxoutOutput, MaxoutOutputHooks
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class RNNEncSeq2Seq(Seq2Seq):
+class RNNEncSeq2Seq(MaxoutOutputHooks, Seq2Seq):
     """Encoder-decoder with one fixed-length context vector and no attention.
 
     The whole source is summarised by `c = tanh(V [h_T_fwd; h_1_bwd])`, the final
@@ -65,10 +65,6 @@ class RNNEncSeq2Seq(Seq2Seq):
         context = ops.expand_dims(memory["context"], 1) * ones  # (B, K, D)
         weights = ops.expand_dims(ops.zeros_like(ops.cast(memory["mask"], output.dtype)), 1) * ones  # (B, K, S)
         return ops.concatenate([output, context], axis=-1), weights, state  # features [s_i; c]
-
-    def output_logits(self, features, embedded, training=None):
-        features = ops.concatenate([features, embedded], axis=-1)  # [s_i; c; E y_{i-1}]
-        return self.maxout_output(self.output_dropout(features, training=training))
 
     def get_config(self):
         config = super().get_config()

@@ -1,12 +1,28 @@
 """The encoder-decoder base model: teacher forcing, `encode` and one decoder `step`."""
 
+from typing import Any, NamedTuple
+
 import keras
 from keras import ops
 
 from zoo.constants import PAD_ID
+from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.time_loop import scan
+
+
+class RestrictedOutput(NamedTuple):
+    """The vocabulary projection restricted to M target ids, for one batch (`Seq2Seq.restrict_output`).
+
+    Fields:
+        kernel: `(D_out, M)` and bias: `(M,)`: the projection's columns of the M ids.
+        allowed: bool `(B, M)`: the ids each sentence may produce, or None for all of them.
+    """
+
+    kernel: Any
+    bias: Any
+    allowed: Any
 
 
 class Seq2Seq(keras.Model):
@@ -20,8 +36,11 @@ class Seq2Seq(keras.Model):
         hypotheses, returning `(features, attention, state)`: the features the
         output layer reads `(B, K, D_feat)`, the attention weights `(B, K, S)` and
         the new state.
-      - `output_logits(features, embedded, training)`: logits from the features,
-        computed outside the time loop during training.
+      - `output_hidden(features, embedded, training)`: what the vocabulary
+        projection reads, from the features and the previous target embedding.
+      - `vocabulary_projection`: the `Dense` layer of the vocabulary `(D_out, V)`;
+        `output_logits` (computed outside the time loop during training) is it
+        applied to `output_hidden`, and `restrict_output` takes columns of it.
 
     Defaults of every size: `zoo.models.defaults`.
 
@@ -98,7 +117,11 @@ class Seq2Seq(keras.Model):
     def recur(self, gates, state, memory, training=None):
         raise NotImplementedError
 
-    def output_logits(self, features, embedded, training=None):
+    def output_hidden(self, features, embedded, training=None):
+        raise NotImplementedError
+
+    @property
+    def vocabulary_projection(self):
         raise NotImplementedError
 
     @property
@@ -166,23 +189,47 @@ class Seq2Seq(keras.Model):
         # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.
         return ops.cast(self.output_logits(features, embedded, training=training), "float32"), attention
 
-    def step(self, token_ids, state, memory):
+    def output_logits(self, features, embedded, training=None):
+        """Logits `(..., V)` of the features `(..., D_feat)` and previous target embeddings `(..., E)`."""
+        return self.vocabulary_projection(self.output_hidden(features, embedded, training=training))
+
+    def restrict_output(self, ids, allowed=None):
+        """The output layer over the target ids `ids` int32 `(M,)` only, for `step(..., output=)`.
+
+        Gathers the projection's M columns once per batch (not once per step), in the compute
+        dtype. `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may
+        produce: the others get a log-probability of -inf, so each sentence's log-softmax runs
+        over its own ids.
+        """
+        projection = self.vocabulary_projection
+        kernel, bias = (ops.take(w, ids, axis=-1) for w in (projection.kernel, projection.bias))
+        return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
+
+    def step(self, token_ids, state, memory, output=None):
         """One decoder step for K hypotheses per sentence.
 
         Args:
             token_ids: int32 `(B, K)`, the previous target tokens.
             state: tuple of tensors `(B, K, ...)`.
             memory: the dict returned by `encode`, `(B, ...)`.
+            output: None for the whole vocabulary, or a `RestrictedOutput` of M target ids
+                (`restrict_output`): the log-softmax then runs over them only.
 
         Returns:
-            `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax, the new
-            state `(B, K, ...)`, float32 attention weights `(B, K, S)`.
+            `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax (`(B, K, M)`
+            with `output`), the new state `(B, K, ...)`, float32 attention weights `(B, K, S)`.
         """
         embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, K, E)
         gates = self.decoder_input_cell.project_inputs(embedded)
         features, attention, state = self.recur(gates, state, memory, training=False)
-        logits = self.output_logits(features, embedded, training=False)  # (B, K, V)
-        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+        if output is None:
+            logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
+        else:
+            hidden = self.output_hidden(features, embedded, training=False)
+            logits = ops.cast(linear(hidden, output.kernel) + output.bias, "float32")  # (B, K, M)
+            if output.allowed is not None:
+                logits = ops.where(ops.expand_dims(output.allowed, 1), logits, float("-inf"))
+        log_probs = ops.log_softmax(logits, axis=-1)
         return log_probs, state, ops.cast(attention, "float32")
 
     def get_config(self):

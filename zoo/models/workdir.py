@@ -13,6 +13,7 @@ import ml_collections
 
 from zoo import constants
 from zoo.data import load_tokenizer
+from zoo.data.shortlist import ShortlistTable
 
 # Decoding settings and the config fields they are read from, the first one set winning.
 # A recipe's `final_beam_width` (its final dev decoding) stands in for a `beam_width`.
@@ -54,8 +55,8 @@ def load_workdir(workdir):
     if not os.path.isfile(model_path):
         raise FileNotFoundError(f"{model_path}: no such file (a workdir holds best.keras once training saved one)")
     config = read_config(workdir)
-    source_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "source"))
-    target_tokenizer = load_tokenizer(os.path.join(workdir, "vocab", "target"))
+    source_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "source"))
+    target_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "target"))
     model = keras.saving.load_model(model_path, compile=False)
     return model, source_tokenizer, target_tokenizer, config
 
@@ -88,3 +89,31 @@ def decoding_settings(config, **overrides):
             settings[key] = value
     settings.update({key: value for key, value in overrides.items() if value is not None})
     return settings
+
+
+def shortlist_path(workdir):
+    """`workdir/vocab/shortlist.npz`: where a workdir keeps its vocabulary selection table."""
+    return os.path.join(workdir, constants.VOCAB_DIR, constants.SHORTLIST_FILE)
+
+
+def workdir_shortlist(workdir, config, use=None):
+    """The `ShortlistTable` a workdir's searches use, or None for the whole vocabulary.
+
+    Args:
+      workdir: a `zoo-train` workdir.
+      config: its config (`read_config`).
+      use: True: its table; False: none; None: the config's choice (a table when it was
+        trained with `shortlist_k` > 0).
+
+    Raises:
+      FileNotFoundError: a table is asked for and the workdir has none.
+    """
+    if use is None:
+        use = bool(find_setting(config, "shortlist_k"))
+    if not use:
+        return None
+    path = shortlist_path(workdir)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file; a workdir has a shortlist table once zoo-train ran with "
+                                "--config.shortlist_k=K (K > 0; rerunning a finished workdir adds it)")
+    return ShortlistTable.load(path)

@@ -7,8 +7,10 @@ import keras
 import zoo.models
 from zoo import data
 from zoo.atomic_write import atomic_directory
+from zoo.constants import SHORTLIST_FILE
 from zoo.data import datasets
 from zoo.data.pipeline import make_dataset, pass_statistics
+from zoo.data.shortlist import ShortlistTable, learn_shortlist_from_texts
 from zoo.data.tokenizer_kinds import CONFIG_FILE
 from zoo.data.tsv_stream import DEFAULT_SHUFFLE_BUFFER, TsvScan, stream_tsv_dataset
 from zoo.progress import Progress
@@ -95,6 +97,27 @@ def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=
 def _save(tokenizer, path):
     with atomic_directory(path) as temporary:  # a kill leaves all the tokenizer's files or none
         tokenizer.save(temporary)
+
+
+def build_shortlist(config, train_pairs, tokenizers, vocab_dir):
+    """With `config.shortlist_k` > 0, the vocabulary selection table of the training pairs
+    (`zoo.data.shortlist`), read from `vocab_dir/shortlist.npz` or learned and saved there (again
+    when `shortlist_k` or `shortlist_frequent` changed); None without.
+
+    Returns:
+      `(table, learned)`: the `ShortlistTable` (or None) and whether it was learned now.
+    """
+    if not config.get("shortlist_k"):
+        return None, False
+    path = os.path.join(vocab_dir, SHORTLIST_FILE)
+    wanted = {"k": config.shortlist_k, "frequent": config.shortlist_frequent}
+    if os.path.isfile(path):
+        table = ShortlistTable.load(path)
+        if table.settings() == wanted:
+            return table, False
+    table = learn_shortlist_from_texts([pair[:2] for pair in train_pairs], *tokenizers, **wanted)
+    table.save(path)
+    return table, True
 
 
 def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed, static_shapes=False):

@@ -22,11 +22,13 @@ import keras
 import zoo.models
 from zoo import metrics, plot
 from zoo.atomic_write import write_json
-from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE
+from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
-from zoo.training.inputs import build_model, build_tokenizers, load_data, make_train_dataset  # noqa: F401
+from zoo.training.inputs import (  # noqa: F401 (zoo.training's names)
+    build_model, build_shortlist, build_tokenizers, load_data, make_train_dataset,
+)
 from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training's names)
 from zoo.training.placement import fit, place, prepare
 from zoo.training.progress_bar import StepsProgbar
@@ -198,8 +200,13 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     splits = load_data(config)
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
-    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, "vocab"),
+    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, VOCAB_DIR),
                                   _show_progress(config))
+    if placement.chief:  # what the export decodes with
+        table, learned = build_shortlist(config, splits["train"], tokenizers, os.path.join(workdir, VOCAB_DIR))
+        if learned:
+            log(f"  shortlist: k={table.k} target tokens per source token and {table.frequent} frequent ones, "
+                f"learned from the training pairs into {VOCAB_DIR}/{SHORTLIST_FILE}")
     run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
     model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())

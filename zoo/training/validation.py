@@ -156,6 +156,8 @@ RULES = {
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
     "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
     "num_samples": COUNT, "verbose": one_of((0, 1, 2)),
+    # export
+    "shortlist_k": COUNT, "shortlist_frequent": COUNT,
 }  # fmt: skip
 
 

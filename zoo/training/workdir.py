@@ -5,6 +5,7 @@ import os
 
 import zoo.models
 from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.constants import VOCAB_DIR
 from zoo.data import datasets
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
@@ -23,7 +24,7 @@ def check_config(config, workdir, write=True):
     """
     if write:
         os.makedirs(workdir, exist_ok=True)
-        for directory in (workdir, os.path.join(workdir, "vocab")):
+        for directory in (workdir, os.path.join(workdir, VOCAB_DIR)):
             remove_stale_temporaries(directory)
     path = os.path.join(workdir, "config.json")
     if os.path.isfile(path):
@@ -34,7 +35,7 @@ def check_config(config, workdir, write=True):
             for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
             if field in config and field in saved and saved[field] != config[field]
         ]
-        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", "vocab")):
+        if changed and any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", VOCAB_DIR)):
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
     if write:
