@@ -66,6 +66,7 @@ def _model(config):
     config.attention = config_dict.placeholder(str)  # score name from zoo.layers.names(), e.g. "concat"
     config.decoder_layers = config_dict.placeholder(int)  # stacked decoder RNN layers
     config.input_feeding = config_dict.placeholder(bool)  # feed the attentional vector into the next step
+    config.tie_embeddings = config_dict.placeholder(bool)  # output projection = target embedding^T (luong_*)
     config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (docs/scaling.md)
 
 
@@ -106,6 +107,7 @@ def _evaluation(config):
     config.eval_beam_width = 1  # beam width of the dev evaluations during training (1 = greedy)
     config.final_beam_width = constants.DEFAULT_BEAM_WIDTH  # beam width of the final dev evaluation (1 = greedy)
     config.length_penalty = constants.DEFAULT_LENGTH_PENALTY  # GNMT length penalty alpha of beam search
+    config.beam_stopping = "exact"  # "exact" bound, or "approximate": live ones scored at their length (faster)
     config.eval_batch_size = 256  # dev sentences decoded at once
     config.max_eval_sentences = 0  # dev sentences decoded during training; 0 = all
     config.early_stopping_patience = 4  # evaluations without BLEU progress before stopping; 0 = never

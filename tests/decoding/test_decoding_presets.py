@@ -13,11 +13,11 @@ TINY = dict(embedding_dim=8, encoder_units=8, decoder_units=16, attention_units=
 SOURCE = np.array([[5, 6, 7, 8, 9], [9, 10, 0, 0, 0], [11, 4, 7, 0, 0]], np.int32)
 
 
-def tiny_model(name):
+def tiny_model(name, **overrides):
     keras_seed = sum(map(ord, name))
     tf.keras.utils.set_random_seed(keras_seed)
     accepted = zoo.models.catalog.get_preset(name).defaults
-    model = zoo.models.build(name, 14, 12, **{k: v for k, v in TINY.items() if k in accepted})
+    model = zoo.models.build(name, 14, 12, **{k: v for k, v in TINY.items() if k in accepted}, **overrides)
     # Random weights rarely pick the end token: raise its output bias so hypotheses end too.
     (bias,) = [w for w in model.weights if tuple(w.shape) == (12,)]
     bias.assign(bias.numpy() + 1.5 * np.eye(12, dtype=np.float32)[EOS_ID])

@@ -76,9 +76,10 @@ STRATEGIES = {
 }
 
 
-@pytest.mark.parametrize("name", ["luong_general", "bahdanau", "rnnenc"])
-def test_a_shortlist_of_every_id_is_the_full_vocabulary_search_exactly(name):
-    model = tiny_model(name)
+@pytest.mark.parametrize("name, overrides", [("luong_general", {}), ("luong_general", {"tie_embeddings": True}),
+                                             ("bahdanau", {}), ("rnnenc", {})])
+def test_a_shortlist_of_every_id_is_the_full_vocabulary_search_exactly(name, overrides):
+    model = tiny_model(name, **overrides)
     for strategy in STRATEGIES.values():
         full = decode(model, SOURCE, strategy, max_length=7)
         listed = decode(model, SOURCE, strategy, max_length=7, shortlist=every_id())

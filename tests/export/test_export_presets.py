@@ -1,4 +1,5 @@
-"""Exports beyond the tiny Bahdanau model of test_export.py: a Luong model, an rnnenc model and a
+"""Exports beyond the tiny Bahdanau model of test_export.py: a Luong model (with and without tied
+embeddings), an rnnenc model and a
 model trained in mixed bfloat16 each reproduce their Keras model's decoding (the checks of
 `assert_export_matches_keras`) and serve float32."""
 
@@ -13,6 +14,7 @@ from zoo.export import export_saved_model
 SIZES = {"embedding_dim": 8, "encoder_units": 8, "decoder_units": 16, "dropout": 0.0}
 CASES = {  # preset, dtype policy, sizes
     "luong_general": ("luong_general", "float32", SIZES),
+    "luong_general_tied_embeddings": ("luong_general", "float32", {**SIZES, "tie_embeddings": True}),
     "rnnenc": ("rnnenc", "float32", {**SIZES, "output_units": 8}),
     "bahdanau_mixed_bfloat16": ("bahdanau", "mixed_bfloat16", {**SIZES, "attention_units": 8, "output_units": 8}),
 }

@@ -28,6 +28,17 @@ def test_luong_general_by_hand():
     assert flops.train_flops_per_token(model, S, T) == pytest.approx(3 * 11252 / (7 + 4))
 
 
+def test_tied_embeddings_by_hand():
+    model = zoo.models.build("luong_general", 9, V, embedding_dim=E, encoder_units=U, decoder_units=D,
+                             dropout=0.0, tie_embeddings=True)
+    terms = flops.forward_flops(model, S, T)
+    assert terms["output_bottleneck"] == T * 2 * 5 * 4  # P h~_t: D -> E
+    assert terms["output_projection"] == T * 2 * 4 * 11  # E^T: E -> V
+    same_size = zoo.models.build("luong_general", 9, V, embedding_dim=E, encoder_units=U, decoder_units=E,
+                                 tie_embeddings=True)
+    assert "output_bottleneck" not in flops.forward_flops(same_size, S, T)
+
+
 def test_bahdanau_with_gru_cells_by_hand():
     model = zoo.models.build("bahdanau", 9, V, embedding_dim=E, encoder_cell="gru", encoder_units=U,
                              decoder_cell="gru", decoder_units=D, attention_units=2, output_units=3, dropout=0.0)

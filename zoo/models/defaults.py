@@ -16,6 +16,7 @@ ATTENTION = "general"  # the score of Luong decoders, a name from zoo.layers.nam
 ATTENTION_UNITS = 256  # hidden size of the additive and concat scores
 ATTENTION_RANK = 64  # rank of the reduced-rank score
 INPUT_FEEDING = True  # Luong decoders feed the attentional vector into the next step
+TIE_EMBEDDINGS = False  # Luong decoders: the output projection is the target embedding matrix transposed
 OUTPUT_UNITS = 256  # maxout units of the deep output layer (bahdanau, rnnenc)
 DROPOUT = 0.2  # on embeddings, between encoder layers and before the output layer
 
@@ -25,4 +26,4 @@ SIZE_FIELDS = (
     "attention_units", "attention_rank", "output_units",
 )  # fmt: skip
 # Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).
-CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding")
+CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding", "tie_embeddings")

@@ -32,7 +32,8 @@ Forward FLOPs of one pair, by term (`forward_flops`):
     decoder_rnn        T [2 (E + F + D) G_d D + (K - 1) 2 (2D) G_d D]: layer 1 reads
                        [E y_{t-1}; h~_{t-1}] (input feeding), layer k > 1 reads s_t^{k-1}
     attentional        T 2 (M + D) D, h~_t = tanh(W_c [c_t; s_t]) (eq. 5)
-    output_projection  T 2 D V, softmax(W_s h~_t) (eq. 6)
+    output_projection  T 2 D V, softmax(W_s h~_t) (eq. 6); tied embeddings: T 2 E V,
+                       softmax(E P h~_t), and output_bottleneck T 2 D E for P when D != E
     bridge             K 2 M D, tanh(W_b [h_fwd; h_bwd]) per layer, once per pair
   Bahdanau (RNNsearch, section 3 and appendix A.2.2):
     decoder_rnn        T 2 (E + M + D) G_d D, s_i = f(s_{i-1}, y_{i-1}, c_i) (below eq. 4)
@@ -87,13 +88,15 @@ def attention_flops(score, query_dim, memory_dim, units, rank, source, target):
 def _luong(c, source, target):
     d, m, cell = c["decoder_units"], 2 * c["encoder_units"], c["decoder_cell"]
     feed = d if c["input_feeding"] else 0
+    e, tied = c["embedding_dim"], c.get("tie_embeddings", False)
     rnn = _cell(c["embedding_dim"] + feed, d, cell) + (c["decoder_layers"] - 1) * _cell(d, d, cell)
     return {
         "decoder_rnn": target * rnn,
         "attention": attention_flops(c["attention"], d, m, c["attention_units"], c["attention_rank"], source, target),
         "attentional": target * 2 * (m + d) * d,
-        "output_projection": target * 2 * d * c["target_vocab_size"],
+        "output_projection": target * 2 * (e if tied else d) * c["target_vocab_size"],
         "bridge": c["decoder_layers"] * 2 * m * d,
+        **({"output_bottleneck": target * 2 * d * e} if tied and d != e else {}),
     }
 
 

@@ -29,6 +29,10 @@ class LuongSeq2Seq(Seq2Seq):
         attention_rank: rank of the reduced-rank score.
         decoder_layers: int >= 1, number of stacked decoder RNN layers.
         input_feeding: bool, feed `h~_{t-1}` into the next step (section 3.3).
+        tie_embeddings: bool, the vocabulary projection is the target embedding
+            matrix transposed (plus its own bias): `p(y_t) = softmax(E P h~_t + b)`,
+            where `P` (`output_bottleneck`, no bias) maps the decoder's size to the
+            embedding size when they differ (Press and Wolf, EACL 2017, section 5).
 
     Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based
     Neural Machine Translation", EMNLP 2015, sections 3.1 and 3.3.
@@ -42,6 +46,7 @@ class LuongSeq2Seq(Seq2Seq):
         attention_rank=defaults.ATTENTION_RANK,
         decoder_layers=defaults.DECODER_LAYERS,
         input_feeding=defaults.INPUT_FEEDING,
+        tie_embeddings=defaults.TIE_EMBEDDINGS,
         **kwargs,
     ):
         try:
@@ -52,11 +57,14 @@ class LuongSeq2Seq(Seq2Seq):
             raise ValueError(f"LuongSeq2Seq: decoder_layers must be an int >= 1, received {decoder_layers!r}.")
         if not isinstance(input_feeding, bool):
             raise ValueError(f"LuongSeq2Seq: input_feeding must be True or False, received {input_feeding!r}.")
+        if not isinstance(tie_embeddings, bool):
+            raise ValueError(f"LuongSeq2Seq: tie_embeddings must be True or False, received {tie_embeddings!r}.")
         self.attention_type = attention
         self.attention_units = attention_units
         self.attention_rank = attention_rank
         self.decoder_layers = decoder_layers
         self.input_feeding = input_feeding
+        self.tie_embeddings = tie_embeddings
         super().__init__(*args, **kwargs)
 
     def make_decoder(self):
@@ -74,7 +82,14 @@ class LuongSeq2Seq(Seq2Seq):
         self.attention = layers.get(self.attention_type, sizes, name="attention", dtype=self.dtype_policy)
         self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional", dtype=self.dtype_policy)
         self.attentional.build((None, self.memory_dim + units))  # its kernel is applied with `linear`
-        self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
+        if not self.tie_embeddings:
+            self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
+            return
+        self.output_bottleneck = None
+        if units != self.embedding_dim:
+            self.output_bottleneck = keras.layers.Dense(self.embedding_dim, use_bias=False, name="output_bottleneck",
+                                                        dtype=self.dtype_policy)
+        self.output_projection = TiedProjection(self.target_embedding, name="output_projection", dtype=self.dtype_policy)
 
     @property
     def decoder_input_cell(self):
@@ -114,7 +129,10 @@ class LuongSeq2Seq(Seq2Seq):
         return attentional, weights, tuple(new_state)
 
     def output_hidden(self, features, embedded, training=None):
-        return self.output_dropout(features, training=training)  # features: h~_t
+        hidden = self.output_dropout(features, training=training)  # features: h~_t
+        if self.tie_embeddings and self.output_bottleneck is not None:
+            hidden = self.output_bottleneck(hidden)  # P h~_t, the embedding's size
+        return hidden
 
     @property
     def vocabulary_projection(self):
@@ -129,6 +147,32 @@ class LuongSeq2Seq(Seq2Seq):
                 "attention_rank": self.attention_rank,
                 "decoder_layers": self.decoder_layers,
                 "input_feeding": self.input_feeding,
+                "tie_embeddings": self.tie_embeddings,
             }
         )
         return config
+
+
+class TiedProjection(keras.layers.Layer):
+    """`x E^T + b`: a vocabulary projection whose kernel is an `Embedding`'s matrix transposed.
+
+    Only the bias `(V,)` is this layer's own weight; `kernel` `(E, V)` is read from the
+    embedding at every use, so both share one matrix (and its gradients add up). It has the
+    `kernel`/`bias` of a `Dense` that `Seq2Seq.restrict_output` takes columns of.
+    """
+
+    def __init__(self, embedding, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = embedding.input_dim
+        self._matrix = lambda: embedding.embeddings  # a function: the model tracks the embedding, not this layer
+
+    def build(self, input_shape):
+        self.bias = self.add_weight(shape=(self.vocabulary_size,), initializer="zeros", name="bias")
+
+    @property
+    def kernel(self):
+        return ops.transpose(self._matrix())
+
+    def call(self, inputs):
+        kernel = ops.cast(self.kernel, self.compute_dtype)
+        return linear(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
