@@ -4,7 +4,8 @@
     python benchmarks/decode.py --workdir runs/fr_en --tsv dev.tsv
     python benchmarks/decode.py --workdir runs/fr_en --tsv test.tsv --shortlist 20:1000 --shortlist_tsv train.tsv
 
-Times greedy search, sampling and beam search (widths `--beam_widths`) at batch sizes
+Times greedy search, sampling and beam search (widths `--beam_widths`, each stopping rule of
+`--stopping`: `exact`, `approximate`; docs/decoding.md) at batch sizes
 `--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
 the width is a run-time tensor) and compiled with XLA (`jit_compile=True`), after
 one untimed call that traces and compiles. Reports sentences/s, the cost of each
@@ -52,6 +53,8 @@ flags.DEFINE_list("batch_sizes", ["1", "64"], "batch sizes")
 flags.DEFINE_list("beam_widths", ["1", "5", "10"], "beam widths")
 flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function) and/or xla")
 flags.DEFINE_float("length_penalty", DEFAULT_LENGTH_PENALTY, "alpha of the beam search")
+flags.DEFINE_list("stopping", ["exact"], "beam search stopping rules timed: exact and/or approximate "
+                  "(rows beamK and beamK_approximate)")
 flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
 flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
@@ -183,8 +186,9 @@ def add_ratios(results):
             row["speedup_vs_full"] = round(row["sentences_per_second"] / full["sentences_per_second"], 2)
             row["cpu_speedup_vs_full"] = round(full["cpu_seconds_per_sentence"] / row["cpu_seconds_per_sentence"], 2)
     summary = {
-        f"beam5_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"]}
-        for r in results if r["search"] == "beam5" and r["batch_size"] == 64 and r["shortlist"] == "none"
+        f"{r['search']}_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"],
+                                                            "sentences_per_second": r["sentences_per_second"]}
+        for r in results if r["search"].startswith("beam5") and r["batch_size"] == 64 and r["shortlist"] == "none"
     }
     for r in results:
         if r["batch_size"] == 64 and r["shortlist"] != "none":
@@ -201,14 +205,15 @@ def searches_of(model, max_length, shortlist, sampling):
 
     from zoo.decoding import BeamSearch, Greedy, Sampling, decode
 
-    def search(source, width):
+    def search(source, width, stopping="exact"):
         if width is None or isinstance(width, Sampling):
             return decode(model, source, width or Greedy(), max_length=max_length, shortlist=shortlist)
-        strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty)
+        strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty, stopping=stopping)
         return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
 
-    graph = tf.function(search, input_signature=[tf.TensorSpec([None, None], tf.int32),
-                                                 tf.TensorSpec([], tf.int32)])
+    graph = {stopping: tf.function(lambda source, width, s=stopping: search(source, width, s),
+                                   input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32)])
+             for stopping in FLAGS.stopping}  # one graph of every beam width per stopping rule
     graph_single = {strategy: tf.function(lambda source, s=strategy: search(source, s),
                                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
                     for strategy in (None, sampling)}
@@ -224,7 +229,13 @@ def main(argv):
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
     model, sources, max_length, setting = load_model(batch_sizes)
     tables = shortlist_tables()
-    searches = {"greedy": None, **{f"beam{w}": int(w) for w in FLAGS.beam_widths}}
+    unknown = set(FLAGS.stopping) - {"exact", "approximate"}
+    if unknown:
+        raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
+    searches = {"greedy": None}
+    for stopping in FLAGS.stopping:
+        suffix = "" if stopping == "exact" else f"_{stopping}"
+        searches.update({f"beam{w}{suffix}": (int(w), stopping) for w in FLAGS.beam_widths})
     sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
     if FLAGS.sampling:
         searches["sampling"] = sampling
@@ -246,11 +257,12 @@ def main(argv):
                 # Every table right after the full vocabulary: a shared machine's load falls on them alike.
                 for label, (search, graph, graph_single) in runs.items():
                     if mode == "eager":
-                        run = lambda s, w=width, f=search: f(s, w)  # noqa: E731
+                        run = lambda s, w=width, f=search: f(s, *w) if isinstance(w, tuple) else f(s, w)  # noqa: E731
                     elif mode == "xla":
-                        run = tf.function(lambda s, w=width, f=search: f(s, w), jit_compile=True)
-                    elif isinstance(width, int):  # the one graph of every beam width
-                        run = lambda s, w=width, g=graph: g(s, w)  # noqa: E731
+                        run = tf.function(lambda s, w=width, f=search: f(s, *w) if isinstance(w, tuple) else f(s, w),
+                                          jit_compile=True)
+                    elif isinstance(width, tuple):  # the one graph of every beam width (per stopping rule)
+                        run = lambda s, w=width, g=graph: g[w[1]](s, w[0])  # noqa: E731
                     else:
                         run = graph_single[width]
                     row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}

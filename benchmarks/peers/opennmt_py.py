@@ -21,7 +21,8 @@ checkpoint (saved every `--save_every` steps) is the one decoded, so up to that 
 steps of the budget are not counted in `steps`. The JSON also holds the learning curves:
 the training cross-entropy of every progress report (`loss_curve`) and the greedy BLEU of
 the first `--curve_sentences` dev sentences at every `--curve_every` steps (`dev_curve`),
-as the zoo's own dev evaluations score them.
+as the zoo's own dev evaluations score them. `--reuse_training` decodes and scores the
+checkpoints of a finished run in `--workdir` again, without training.
 """
 
 import argparse
@@ -166,8 +167,28 @@ def train(args, venv, run, config):
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
         _, _, usage = os.wait4(process.pid, 0)
+    seconds, peak_rss_mib = time.time() - start, usage.ru_maxrss / 1024
+    with open(os.path.join(run, "train_meta.json"), "w", encoding="utf-8") as f:
+        json.dump({"train_seconds": seconds, "peak_rss_mib": peak_rss_mib}, f)
     with open(log_path, encoding="utf-8") as f:
-        return f.read(), usage.ru_maxrss / 1024, time.time() - start
+        return f.read(), peak_rss_mib, seconds
+
+
+def trained(run):
+    """`train`'s answer for a finished run of `--workdir` (`--reuse_training`): its log and figures.
+
+    A run from before `train_meta.json` was written gives the last reported elapsed seconds and
+    no peak RSS (None).
+    """
+    with open(os.path.join(run, "train.log"), encoding="utf-8") as f:
+        log = f.read()
+    meta_path = os.path.join(run, "train_meta.json")
+    if os.path.isfile(meta_path):
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        return log, meta["peak_rss_mib"], meta["train_seconds"]
+    elapsed = re.findall(r"tok/s;\s*(\d+) sec", log)
+    return log, None, float(elapsed[-1]) if elapsed else None
 
 
 def training_stats(log):
@@ -203,9 +224,10 @@ def translate_and_score(venv, python, data, run, checkpoint, split, beam, refere
     subprocess.run([python, "-c", _DECODE, os.path.join(data, "spm_tgt.model"), pieces, hypotheses], check=True)
     with open(hypotheses, encoding="utf-8") as f:
         output = [line.rstrip("\n") for line in f]
-    bleu = sacrebleu.corpus_bleu(output, [references])
-    chrf = sacrebleu.corpus_chrf(output, [references])
-    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "signature": str(bleu.get_signature()),
+    bleu_metric, chrf_metric = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+    bleu = bleu_metric.corpus_score(output, [references])
+    chrf = chrf_metric.corpus_score(output, [references])
+    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "signature": str(bleu_metric.get_signature()),
             "sentences_per_second": round(len(output) / seconds, 1)}
 
 
@@ -222,6 +244,8 @@ def main():
     parser.add_argument("--curve_sentences", type=int, default=500, help="dev sentences of each curve point")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="", help="also write the JSON here")
+    parser.add_argument("--reuse_training", action="store_true",
+                        help="decode and score the checkpoints a finished run left in --workdir (no training)")
     args = parser.parse_args()
     for split in ("train", "dev", "test"):
         if not os.path.isfile(os.path.join(args.corpus, f"{split}.tsv")):
@@ -230,7 +254,10 @@ def main():
     python = os.path.join(args.venv, "bin", "python")
     data, references = prepare(args, python)
     run, config = write_config(args, data)
-    log, peak_rss_mib, train_seconds = train(args, args.venv, run, config)
+    if args.reuse_training:
+        log, peak_rss_mib, train_seconds = trained(run)
+    else:
+        log, peak_rss_mib, train_seconds = train(args, args.venv, run, config)
     steps, tokens_per_second = training_stats(log)
     checkpoints = sorted((int(m.group(1)), name) for name in os.listdir(run)
                          if (m := re.fullmatch(r"model_step_(\d+)\.pt", name)))
@@ -241,11 +268,11 @@ def main():
         "toolkit": "OpenNMT-py 3.5.1 (torch 2.2.2, CPU)",
         "corpus": os.path.abspath(args.corpus),
         "budget_minutes": args.minutes,
-        "train_seconds": round(train_seconds, 1),
+        "train_seconds": None if train_seconds is None else round(train_seconds, 1),
         "steps_reported": steps,
         "steps": checkpoint_step,
         "train_tokens_per_second": round(tokens_per_second),
-        "peak_rss_mib": round(peak_rss_mib),
+        "peak_rss_mib": None if peak_rss_mib is None else round(peak_rss_mib),
         "cpu_count": os.cpu_count(),
         "load_average": os.getloadavg(),
         "loss_curve": loss_curve(log),

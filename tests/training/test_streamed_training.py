@@ -20,7 +20,7 @@ CHARS = dict(source_tokenizer="char", target_tokenizer="char", source_vocab_size
 
 def test_a_streamed_training_file_trains_on_the_stream_and_a_vocabulary_of_its_sample(tmp_path, monkeypatch):
     config, splits = text_config(tmp_path, stream_train="true", stream_sample_size=20, train_steps=2,
-                                 steps_per_epoch=0, num_epochs=1, export=False, **CHARS)
+                                 steps_per_epoch=0, num_epochs=1, export=False, shortlist_k=2, **CHARS)
     streamed = []
     real_stream = inputs.stream_tsv_dataset
     monkeypatch.setattr(inputs, "stream_tsv_dataset", lambda path, *a, **k: streamed.append(path) or real_stream(
@@ -41,6 +41,8 @@ def test_a_streamed_training_file_trains_on_the_stream_and_a_vocabulary_of_its_s
     trained = build_tokenizers(config, [], os.path.join(workdir, "vocab"))
     assert [t.vocab for t in trained] == [t.vocab for t in expected]
     assert trained[0].vocab_size < everything[0].vocab_size
+    # The shortlist too is learned from the sample (the stream is not held in memory).
+    assert os.path.isfile(os.path.join(workdir, "vocab", "shortlist.npz"))
 
 
 def test_auto_streams_a_training_file_over_the_threshold(tmp_path, monkeypatch):

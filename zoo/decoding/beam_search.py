@@ -17,6 +17,7 @@ from zoo.decoding.strategy import Advance, DecodingStrategy
 from zoo.decoding.top_k import blocked_top_k
 
 NEG_INF = float("-inf")
+STOPPING = ("exact", "approximate")  # BeamSearch's stopping rules
 
 
 class BeamState(NamedTuple):
@@ -98,6 +99,13 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     `length_penalty=0` this is greedy search token for token; with a beam as
     wide as the search space it is exhaustive search.
 
+    `stopping="approximate"` stops a sentence sooner: once its best live
+    hypothesis, scored at its current length, is no better than the worst kept
+    finished one. With a positive length penalty a longer continuation could
+    still have overtaken them (the penalty rewards length), so the result may
+    differ from the exact search's, never with a better score: the search is the
+    same up to the step where it stops. With `length_penalty=0` both are the same.
+
     The encoder memory is computed once per sentence and shared by its beams;
     only the decoder state is carried per beam `(B, K, ...)` and reordered with
     `gather_beams`. Token, parent and attention histories are written once per
@@ -113,6 +121,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         coverage_penalty: beta >= 0 of the GNMT coverage penalty; 0 turns it off.
         length_normalization: "gnmt" (`((5 + t) / 6) ** alpha`) or "average"
             (`t ** alpha`), see `zoo.decoding.length_penalty`.
+        stopping: "exact" (the bound over every length still possible) or
+            "approximate" (the current length only), see above.
 
     References: Wu et al., 2016, "Google's Neural Machine Translation System"
     (length and coverage penalties); Koehn, 2004, "Pharaoh" (beam search).
@@ -123,9 +133,12 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     length_penalty: Any = DEFAULT_LENGTH_PENALTY
     coverage_penalty: Any = 0.0
     length_normalization: str = "gnmt"
+    stopping: str = "exact"
 
     def __post_init__(self):
         check_length_normalization(self.length_normalization)
+        if self.stopping not in STOPPING:
+            raise ValueError(f"stopping must be one of {list(STOPPING)}, received {self.stopping!r}.")
         beam = static_int(self.beam_width, "beam_width")
         if isinstance(beam, int) and beam < 1:
             raise ValueError(f"beam_width must be >= 1, received {beam}.")
@@ -226,12 +239,16 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         )
 
     def cannot_improve(self, live_log_probs, length, limits, finished):
-        """bool `(B,)`: no live hypothesis can still beat the worst kept finished one."""
-        divisor = tf.maximum(
+        """bool `(B,)`: no live hypothesis can still beat the worst kept finished one (`stopping`)."""
+        best, worst = tf.reduce_max(live_log_probs, axis=1), finished.scores[:, -1]
+        divisor = tf.maximum(  # the largest penalty of a length still possible (alpha < 0: it shrinks)
             length_penalty(tf.minimum(length + 1, limits), self.length_penalty, self.length_normalization),
             length_penalty(limits, self.length_penalty, self.length_normalization),
         )
-        return tf.reduce_max(live_log_probs, axis=1) / divisor <= finished.scores[:, -1]
+        cannot = best / divisor <= worst
+        if self.stopping == "approximate":  # or scored at the length they have now
+            cannot |= best / length_penalty(length, self.length_penalty, self.length_normalization) <= worst
+        return cannot
 
     def finish(self, inputs, steps, search):
         ids, attention = trace_back(steps, search.history, search.finished)
@@ -249,6 +266,7 @@ def beam_search(
     max_length=None,
     length_normalization="gnmt",
     shortlist=None,
+    stopping="exact",
 ):
     """`decode(model, source_ids, BeamSearch(...), max_length, shortlist)`: see `BeamSearch` and `decode`.
 
@@ -256,7 +274,7 @@ def beam_search(
         model: an object with `encode` and `step` (docs/interfaces.md).
         source_ids: int `(B, S)` source token ids padded with PAD_ID.
         beam_width, num_hypotheses, length_penalty, coverage_penalty,
-            length_normalization: see `BeamSearch`.
+            length_normalization, stopping: see `BeamSearch`.
         max_length: None or a positive int / int32 scalar tensor: the most target
             tokens, end token included. None: `2 * source_length + 10` per sentence.
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
@@ -271,5 +289,6 @@ def beam_search(
         result = beam_search(model, source_ids, beam_width=5, length_penalty=0.6)
         best = result.ids[:, 0, :]          # (B, T)
     """
-    strategy = BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, length_normalization)
+    strategy = BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, length_normalization,
+                          stopping)
     return decode(model, source_ids, strategy, max_length, shortlist)

@@ -8,7 +8,8 @@ from zoo.decoding.beams import static_int
 from zoo.decoding.greedy import Greedy
 
 
-def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0):
+def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0,
+                 stopping="exact"):
     """`Greedy` when `beam_width` is the Python int 1, else `BeamSearch(beam_width, ...)`.
 
     Greedy search is the cheaper loop for width 1 (no top-k, no trace-back); a tensor
@@ -18,7 +19,7 @@ def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PEN
 
     Args:
         beam_width: a Python int >= 1 or an int32 scalar tensor.
-        num_hypotheses, length_penalty, coverage_penalty: see `BeamSearch`.
+        num_hypotheses, length_penalty, coverage_penalty, stopping: see `BeamSearch`.
     """
     is_one = isinstance(beam_width, numbers.Integral) and not isinstance(beam_width, bool) and beam_width == 1
     if is_one:
@@ -26,4 +27,4 @@ def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PEN
         if isinstance(hypotheses, int) and hypotheses < 1:
             raise ValueError(f"num_hypotheses must be >= 1, received {hypotheses}.")
         return Greedy(length_penalty=length_penalty, coverage_penalty=coverage_penalty)
-    return BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty)
+    return BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, stopping=stopping)

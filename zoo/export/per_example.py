@@ -41,7 +41,7 @@ def _pad(tensor, axis, size, value):
 
 def beam_search_per_example(
     model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty, empty_hypotheses=1,
-    shortlist=None,
+    shortlist=None, stopping="exact",
 ):
     """Beam search with parameters per sentence.
 
@@ -52,6 +52,7 @@ def beam_search_per_example(
       coverage_penalty: a Python float, the same for every sentence.
       empty_hypotheses: int32 scalar, N of an empty batch (it has no rows to take N from).
       shortlist: None, or a `zoo.decoding.Shortlist` (per sentence: the same in any group).
+      stopping: `zoo.decoding.BeamSearch`'s stopping rule, the same for every sentence.
 
     Returns:
       A `DecodingResult` with N = max(num_hypotheses) and T = `2 * S + 10` (the buffer
@@ -85,6 +86,7 @@ def beam_search_per_example(
             length_penalty=length_penalty[row],
             coverage_penalty=coverage_penalty,
             shortlist=shortlist,
+            stopping=stopping,
         )
         updated = []
         for part, total, fill in zip(result, found, fills):

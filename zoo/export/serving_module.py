@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from zoo import constants
 from zoo.decoding import Greedy, Sampling, Shortlist, decode, sequence_log_prob, strategy_for
+from zoo.decoding.beam_search import STOPPING
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -57,6 +58,8 @@ class ServingModule(tf.Module):
       max_source_length: sources are cut to their first `max_source_length` tokens.
       max_beam_width: `beam_search`'s `beam_width` is clamped to this (memory bound).
       shortlist: None, or a `zoo.data.ShortlistTable` that every signature decodes with.
+      beam_stopping: "exact" or "approximate", the stopping rule of every beam search
+        (`zoo.decoding.BeamSearch`'s `stopping`).
       name: module name.
 
     Every signature is a `tf.function` with an explicit input signature; call them on
@@ -76,6 +79,7 @@ class ServingModule(tf.Module):
         max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
         max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
         shortlist=None,
+        beam_stopping="exact",
         name="translator",
     ):
         super().__init__(name=name)
@@ -88,6 +92,9 @@ class ServingModule(tf.Module):
             )
         if coverage_penalty < 0:
             raise ValueError(f"ServingModule: coverage_penalty must be >= 0, received {coverage_penalty}.")
+        if beam_stopping not in STOPPING:
+            raise ValueError(f"ServingModule: beam_stopping must be one of {list(STOPPING)}, "
+                             f"received {beam_stopping!r}.")
         for side, tokenizer, size in (
             ("source", source_tokenizer, model.source_vocab_size),
             ("target", target_tokenizer, model.target_vocab_size),
@@ -105,6 +112,7 @@ class ServingModule(tf.Module):
         self.beam_width = beam_width
         self.length_penalty = float(length_penalty)
         self.coverage_penalty = float(coverage_penalty)
+        self.beam_stopping = beam_stopping
         self.max_source_length = max_source_length
         self.max_beam_width = max_beam_width
         self.shortlist = None if shortlist is None else Shortlist(shortlist)
@@ -121,6 +129,7 @@ class ServingModule(tf.Module):
             "beam_width": self.beam_width,
             "length_penalty": self.length_penalty,
             "coverage_penalty": self.coverage_penalty,
+            "beam_stopping": self.beam_stopping,
             "max_source_length": self.max_source_length,
             "max_target_length": self.max_target_length,
             "max_beam_width": self.max_beam_width,
@@ -148,7 +157,7 @@ class ServingModule(tf.Module):
     @serving_signature("serving_default")
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
-        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty)
+        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty, self.beam_stopping)
         result = decode(self.model, self._source_ids(source), strategy, shortlist=self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
@@ -183,7 +192,7 @@ class ServingModule(tf.Module):
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
         result = beam_search_per_example(
             self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested,
-            self.shortlist,
+            self.shortlist, self.beam_stopping,
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))

@@ -39,6 +39,7 @@ def export_saved_model(
     max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
     shortlist=None,
+    beam_stopping="exact",
     warmup_sources=None,
     provenance=None,
 ):
@@ -49,7 +50,7 @@ def export_saved_model(
       export_dir: the model base path (TF Serving's `--model_base_path`).
       version: positive int; None for one more than the newest version there (or 1).
       beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width,
-        shortlist: see `ServingModule`.
+        shortlist, beam_stopping: see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
         them from the source vocabulary.
       provenance: a dict added to `zoo_export.json` (where the model came from).
@@ -77,6 +78,7 @@ def export_saved_model(
         max_source_length=max_source_length,
         max_beam_width=max_beam_width,
         shortlist=shortlist,
+        beam_stopping=beam_stopping,
     )
     if warmup_sources is None:
         warmup_sources = warmup.sources_from_vocabulary(source_tokenizer)
@@ -124,7 +126,7 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
     """Exports a workdir's `best.keras` to `export_dir/<version>` (default `workdir/export`).
 
     Decoding defaults come from `config.json` (`beam_width` or else `final_beam_width`,
-    `length_penalty`, `coverage_penalty`, `max_source_length`, at any depth) unless given
+    `length_penalty`, `coverage_penalty`, `beam_stopping`, `max_source_length`, at any depth) unless given
     in `overrides`. `shortlist`: True decodes with the workdir's `vocab/shortlist.npz`, False
     with the whole vocabulary, None as its config says (`zoo.models.workdir.workdir_shortlist`).
 

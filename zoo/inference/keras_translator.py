@@ -28,6 +28,7 @@ class KerasTranslator:
         search pick `2 * S + 10`.
       length_penalty: GNMT alpha of beam search.
       coverage_penalty: GNMT beta of beam search (0: none).
+      beam_stopping: "exact" or "approximate" (`zoo.decoding.BeamSearch`'s `stopping`).
       shortlist: None for the whole target vocabulary, or a `zoo.decoding.Shortlist`
         (vocabulary selection: each sentence's output layer restricted to its shortlisted ids).
 
@@ -39,7 +40,7 @@ class KerasTranslator:
 
     def __init__(self, model, source_tokenizer, target_tokenizer, max_source_length=None,
                  max_target_length=None, length_penalty=constants.DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0,
-                 shortlist=None):
+                 shortlist=None, beam_stopping="exact"):
         self.model = model
         self.shortlist = shortlist
         self.source_tokenizer = source_tokenizer
@@ -48,6 +49,7 @@ class KerasTranslator:
         self.max_target_length = max_target_length
         self.length_penalty = length_penalty
         self.coverage_penalty = coverage_penalty
+        self.beam_stopping = beam_stopping
         self._searches = {}
 
     def _search(self, beam_width, search=None):
@@ -62,9 +64,10 @@ class KerasTranslator:
             raise ValueError(f"search must be {GREEDY!r} or {BEAM_SEARCH!r}, received {search!r}")
         penalties = {"length_penalty": self.length_penalty, "coverage_penalty": self.coverage_penalty}
         if search == BEAM_SEARCH:  # beam search even at width 1, as the export's `beam_search` signature does
-            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, **penalties)
+            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, stopping=self.beam_stopping, **penalties)
         else:
-            strategy = decoding.strategy_for(1 if search == GREEDY else beam_width, **penalties)
+            strategy = decoding.strategy_for(1 if search == GREEDY else beam_width, stopping=self.beam_stopping,
+                                             **penalties)
         key = (type(strategy).__name__, beam_width if isinstance(strategy, decoding.BeamSearch) else 1)
         if key not in self._searches:
             max_length = self.max_target_length

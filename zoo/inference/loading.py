@@ -166,6 +166,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
         beam_width=constants.DEFAULT_BEAM_WIDTH,
         length_penalty=constants.DEFAULT_LENGTH_PENALTY,
         coverage_penalty=0.0,
+        beam_stopping="exact",
         max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     )
     settings.update(decoding_settings(config))
@@ -173,7 +174,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
     translator = KerasTranslator(
         model, source_tokenizer, target_tokenizer, max_source_length=settings["max_source_length"],
         length_penalty=float(settings["length_penalty"]), coverage_penalty=float(settings["coverage_penalty"]),
-        shortlist=shortlist,
+        shortlist=shortlist, beam_stopping=settings["beam_stopping"],
     )
     # The export's `beam_search` clamps its beam the same way.
     width = settings["beam_width"] if beam_width is None else min(beam_width, constants.DEFAULT_MAX_BEAM_WIDTH)

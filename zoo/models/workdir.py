@@ -21,6 +21,7 @@ _DECODING_FIELDS = (
     ("beam_width", ("beam_width", "final_beam_width")),
     ("length_penalty", ("length_penalty",)),
     ("coverage_penalty", ("coverage_penalty",)),
+    ("beam_stopping", ("beam_stopping",)),
     ("max_source_length", ("max_source_length",)),
 )
 
@@ -78,8 +79,8 @@ def decoding_settings(config, **overrides):
     """The decoding settings a training config gives, `overrides` (when not None) winning.
 
     Returns:
-      dict with those of `beam_width`, `length_penalty`, `coverage_penalty` and
-      `max_source_length` that are set (at any depth of the config); the keyword
+      dict with those of `beam_width`, `length_penalty`, `coverage_penalty`,
+      `beam_stopping` and `max_source_length` that are set (at any depth of the config); the keyword
       arguments of `zoo.export.ServingModule` (the export's defaults).
     """
     settings = {}

@@ -100,8 +100,8 @@ def _save(tokenizer, path):
 
 
 def build_shortlist(config, train_pairs, tokenizers, vocab_dir):
-    """With `config.shortlist_k` > 0, the vocabulary selection table of the training pairs
-    (`zoo.data.shortlist`), read from `vocab_dir/shortlist.npz` or learned and saved there (again
+    """With `config.shortlist_k` > 0, the vocabulary selection table of the training pairs (of a
+    streamed file's sample, as its vocabulary) (`zoo.data.shortlist`), read from `vocab_dir/shortlist.npz` or learned and saved there (again
     when `shortlist_k` or `shortlist_frequent` changed); None without.
 
     Returns:
@@ -115,7 +115,8 @@ def build_shortlist(config, train_pairs, tokenizers, vocab_dir):
         table = ShortlistTable.load(path)
         if table.settings() == wanted:
             return table, False
-    table = learn_shortlist_from_texts([pair[:2] for pair in train_pairs], *tokenizers, **wanted)
+    pairs = train_pairs.sample if isinstance(train_pairs, TsvScan) else train_pairs  # a stream: its sample
+    table = learn_shortlist_from_texts([pair[:2] for pair in pairs], *tokenizers, **wanted)
     table.save(path)
     return table, True
 

@@ -217,7 +217,7 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
 
     translator = KerasTranslator(model, *tokenizers, config.max_source_length or None,
                                  (config.max_target_length + 1) if config.max_target_length else None,
-                                 config.length_penalty)
+                                 config.length_penalty, beam_stopping=config.get("beam_stopping", "exact"))
     dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
                                              deadline, log, run.steps_per_epoch)
     dev_eval.set_model(model)

@@ -152,7 +152,8 @@ RULES = {
     "init_scale": at_least(0.0),
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
-    "length_penalty": at_least(0.0), "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
+    "length_penalty": at_least(0.0), "beam_stopping": one_of(("exact", "approximate")),
+    "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
     "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
     "num_samples": COUNT, "verbose": one_of((0, 1, 2)),
