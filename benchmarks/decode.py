@@ -3,6 +3,8 @@
     python benchmarks/decode.py                                  # random reference-size model
     python benchmarks/decode.py --workdir runs/fr_en --tsv dev.tsv
     python benchmarks/decode.py --workdir runs/fr_en --tsv test.tsv --shortlist 20:1000 --shortlist_tsv train.tsv
+    python benchmarks/decode.py --workdir runs/fr_en --tsv test.tsv --sentences 0 --bleu --modes graph \
+        --batch_sizes 64 --beam_widths 5 --stopping exact,approximate --repeats 1   # speed and test BLEU
 
 Times greedy search, sampling and beam search (widths `--beam_widths`, each stopping rule of
 `--stopping`: `exact`, `approximate`; docs/decoding.md) at batch sizes
@@ -12,6 +14,10 @@ one untimed call that traces and compiles. Reports sentences/s, the cost of each
 search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement.
+
+With `--bleu` every row (but eager ones) also holds the sacreBLEU and chrF of its best
+translations of the timed sentences against `--tsv`'s references (`--sentences 0`: all of
+them), so that each setting's speed and its translation quality come from the same run.
 
 With `--shortlist K:FREQUENT,...` (and `--workdir`) every search is also timed with each
 vocabulary selection table (`zoo.decoding.Shortlist`), learned from `--shortlist_tsv` (the
@@ -58,7 +64,10 @@ flags.DEFINE_list("stopping", ["exact"], "beam search stopping rules timed: exac
 flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
 flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
-flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch)")
+flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch); 0 = every "
+                     "sentence of --tsv (the last batch partial)")
+flags.DEFINE_bool("bleu", False, "with --workdir: also score each search's translations of the timed sentences "
+                  "against --tsv's references (second column) with sacreBLEU (BLEU, chrF)")
 flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
 flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
@@ -95,7 +104,9 @@ class PeakMemory:
 
 
 def load_model(batch_sizes):
-    """`(model, sources, max_length, setting)`: a trained workdir or a reference-size random model."""
+    """`(model, sources, max_length, setting, scorer)`: a trained workdir or a reference-size random model;
+    `scorer(sentence_indices, results)` gives sacreBLEU and chrF of the searches' best translations
+    with `--bleu` (else None)."""
     import numpy as np
     import tensorflow as tf
 
@@ -107,13 +118,19 @@ def load_model(batch_sizes):
 
         if not FLAGS.tsv:
             raise app.UsageError("--workdir needs --tsv: the sentences to translate (first column).")
-        model, source_tokenizer, _, _ = load_workdir(FLAGS.workdir)
+        model, source_tokenizer, target_tokenizer, _ = load_workdir(FLAGS.workdir)
         with open(FLAGS.tsv, encoding="utf-8") as f:
-            texts = [line.rstrip("\n").split("\t")[0] for line in f if line.strip()]
+            rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+        texts = [row[0] for row in rows]
         sources = source_tokenizer.encode(tf.constant(texts)).to_tensor().numpy().astype(np.int32)
         setting = {"model": FLAGS.workdir, "weights": "trained", "sentences_from": FLAGS.tsv,
                    "end_token": "enabled: each sentence stops when its search does"}
-        return model, sources, None, setting
+        scorer = None
+        if FLAGS.bleu:
+            if any(len(row) < 2 for row in rows):
+                raise app.UsageError(f"--bleu: {FLAGS.tsv} has lines without a reference (second column)")
+            scorer = lambda results: bleu_of(target_tokenizer, results, [row[1] for row in rows])  # noqa: E731
+        return model, sources, None, setting, scorer
     base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
     model = EndlessModel(base, EOS_ID)
     model.count_params = base.count_params
@@ -123,7 +140,21 @@ def load_model(batch_sizes):
     setting = {"model": f"{FLAGS.preset} (random weights, reference size)", "weights": "random",
                "vocab_size": FLAGS.vocab_size, "source_length": FLAGS.source_length,
                "end_token": f"disabled: every hypothesis runs max_length={FLAGS.max_length} steps"}
-    return model, sources, FLAGS.max_length, setting
+    if FLAGS.bleu:
+        raise app.UsageError("--bleu needs --workdir and a --tsv with references")
+    return model, sources, FLAGS.max_length, setting, None
+
+
+def bleu_of(target_tokenizer, results, references):
+    """sacreBLEU and chrF of the best hypotheses of `results` (the batches, in order) against the
+    first references."""
+    import sacrebleu
+
+    hypotheses = [line.decode("utf-8") for result in results
+                  for line in target_tokenizer.decode(result.ids[:, 0, :]).numpy().tolist()]
+    references = references[:len(hypotheses)]
+    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2)}
 
 
 def shortlist_tables():
@@ -145,7 +176,7 @@ def shortlist_tables():
     return tables
 
 
-def time_search(run, batches):
+def time_search(run, batches, scorer=None):
     """Times `run` over `batches` (best of --repeats): a dict of the measured figures."""
     import numpy as np
 
@@ -156,7 +187,8 @@ def time_search(run, batches):
     with PeakMemory() as memory:
         for _ in range(FLAGS.repeats):
             started, cpu_started = time.perf_counter(), time.process_time()
-            lengths = [run(b).lengths.numpy() for b in batches]
+            decoded = [run(b) for b in batches]
+            lengths = [r.lengths.numpy() for r in decoded]
             seconds.append(time.perf_counter() - started)
             cpu_seconds.append(time.process_time() - cpu_started)
     count = sum(len(b) for b in batches)
@@ -166,6 +198,7 @@ def time_search(run, batches):
         "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
         "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
         "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(memory.growth_mib, 1),
+        **(scorer(decoded) if scorer else {}),
     }
 
 
@@ -227,7 +260,7 @@ def main(argv):
     from zoo.decoding import Sampling, Shortlist
 
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
-    model, sources, max_length, setting = load_model(batch_sizes)
+    model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
     unknown = set(FLAGS.stopping) - {"exact", "approximate"}
     if unknown:
@@ -247,7 +280,7 @@ def main(argv):
         runs = {label: searches_of(model, max_length, shortlist, sampling) for label, shortlist in shortlists.items()}
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
-            count = max(batch_size, count // batch_size * batch_size)
+            count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)
             batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
             # The ids each table scores per batch (exactly; under XLA more).
             candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
@@ -266,7 +299,8 @@ def main(argv):
                     else:
                         run = graph_single[width]
                     row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
-                    results.append({**row, "search": name, **time_search(run, batches)})
+                    results.append({**row, "search": name,
+                                    **time_search(run, batches, None if mode == "eager" else scorer)})
                     print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
