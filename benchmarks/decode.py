@@ -114,23 +114,25 @@ def load_model(batch_sizes):
     from zoo.data.vocabulary import EOS_ID
 
     if FLAGS.workdir:
-        from zoo.models.workdir import load_workdir
+        from zoo.models.workdir import decoding_settings, load_workdir
 
         if not FLAGS.tsv:
             raise app.UsageError("--workdir needs --tsv: the sentences to translate (first column).")
-        model, source_tokenizer, target_tokenizer, _ = load_workdir(FLAGS.workdir)
+        model, source_tokenizer, target_tokenizer, config = load_workdir(FLAGS.workdir)
+        max_length = decoding_settings(config).get("max_target_length")  # the cap its export decodes with
         with open(FLAGS.tsv, encoding="utf-8") as f:
             rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
         texts = [row[0] for row in rows]
         sources = source_tokenizer.encode(tf.constant(texts)).to_tensor().numpy().astype(np.int32)
         setting = {"model": FLAGS.workdir, "weights": "trained", "sentences_from": FLAGS.tsv,
-                   "end_token": "enabled: each sentence stops when its search does"}
+                   "end_token": "enabled: each sentence stops when its search does",
+                   "max_target_length": max_length}
         scorer = None
         if FLAGS.bleu:
             if any(len(row) < 2 for row in rows):
                 raise app.UsageError(f"--bleu: {FLAGS.tsv} has lines without a reference (second column)")
             scorer = lambda results: bleu_of(target_tokenizer, results, [row[1] for row in rows])  # noqa: E731
-        return model, sources, None, setting, scorer
+        return model, sources, max_length, setting, scorer
     base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
     model = EndlessModel(base, EOS_ID)
     model.count_params = base.count_params

@@ -24,7 +24,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "a SavedModel, an export directory or a zoo-train workdir")
 flags.DEFINE_string("tsv", None, "test set, source<TAB>reference per line (more <TAB>reference columns: "
                     "multi-reference BLEU/chrF)")
-flags.DEFINE_integer("beam_width", None, "beam width; default: the export's own search", lower_bound=1)
+flags.DEFINE_integer("beam_width", None, "beam width (1: greedy search); default: the export's own search",
+                     lower_bound=1)
 flags.DEFINE_integer("batch_size", 64, "sentences translated at once", lower_bound=1)
 flags.DEFINE_string("bleu_tokenize", None, "sacreBLEU tokenizer; default: the one of the training recipe, else 13a")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)

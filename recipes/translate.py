@@ -27,7 +27,8 @@ from zoo.constants import MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "A SavedModel dir, an export dir of versions (newest used) or a zoo-train workdir.")
-flags.DEFINE_integer("beam_width", None, "Beam width; unset: the export's default decoding (serving_default).",
+flags.DEFINE_integer("beam_width", None, "Beam width (1: greedy search); unset: the export's default decoding "
+                     "(serving_default).",
                      lower_bound=1)
 flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.", lower_bound=1)
 flags.DEFINE_float("sampling_temperature", None, "Sample translations at this temperature (> 0) instead of searching.")

@@ -255,3 +255,14 @@ def test_rejects_bad_arguments():
         beam_search(model, source, max_length=0)
     # num_hypotheses larger than the beam is clipped to it.
     assert beam_search(model, source, beam_width=2, num_hypotheses=5).ids.shape[1] == 2
+
+
+def test_max_length_caps_each_sentences_own_limit():
+    model = ToyModel(seed=1, end_bias=-1e4)  # never ends: every hypothesis runs to its limit
+    source = padded([[4, 5, 1], [5]])  # own limits 2 * 3 + 10 = 16 and 2 * 1 + 10 = 12
+    capped = beam_search(model, source, beam_width=2, max_length=14)
+    np.testing.assert_array_equal(capped.lengths.numpy(), [[14], [12]])
+    assert capped.ids.shape[2] == 14  # the buffer too: min(2 * S + 10, max_length)
+    # A sentence decodes the same alone as in the batch, under the cap too.
+    alone = beam_search(model, padded([[5]]), beam_width=2, max_length=14)
+    np.testing.assert_array_equal(alone.ids.numpy()[0, :, :12], capped.ids.numpy()[1, :, :12])

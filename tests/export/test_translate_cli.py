@@ -159,6 +159,21 @@ def test_zoo_translate_samples_with_the_sampling_flags(export_base, loaded):
     assert other == expected_samples(loaded, INPUT_LINES, 2.5, 4, 4) and other != first
 
 
+def test_a_beam_of_one_is_greedy_search_for_an_export_and_a_workdir(parts, export_path, loaded, tmp_path):
+    # Greedy, as toolkits mean a beam of 1: beam search at width 1 would go on past an end token that
+    # is the best token when a length penalty favours a longer continuation.
+    expected = as_str(loaded.signatures["greedy"](source=tf.constant(TEST_SOURCES))["translation"])
+    translate, description = load_translate_fn(export_path, beam_width=1)
+    assert description.endswith(": greedy")
+    assert as_str(translate([s.encode() for s in TEST_SOURCES])) == expected
+    model, source_tokenizer, target_tokenizer = parts
+    config = {"max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH, "length_penalty": 0.6}
+    workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, config)
+    translate, description = load_translate_fn(workdir, beam_width=1)
+    assert description.endswith("best.keras, greedy")
+    assert as_str(translate([s.encode() for s in TEST_SOURCES])) == expected
+
+
 def test_a_workdir_samples_like_its_export(parts, loaded, tmp_path):
     model, source_tokenizer, target_tokenizer = parts
     config = {"max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH, "length_penalty": 0.6}

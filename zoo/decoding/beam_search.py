@@ -276,13 +276,13 @@ def beam_search(
         beam_width, num_hypotheses, length_penalty, coverage_penalty,
             length_normalization, stopping: see `BeamSearch`.
         max_length: None or a positive int / int32 scalar tensor: the most target
-            tokens, end token included. None: `2 * source_length + 10` per sentence.
+            tokens, end token included: a cap on each sentence's `2 * source_length + 10`.
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
 
     Returns:
         A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores`
         `(B, N)` descending, `log_probs` `(B, N)`, `attention` `(B, N, T, S)`, where
-        T is `max_length` (`2 * S + 10` by default).
+        T is `min(2 * S + 10, max_length)`.
 
     Example:
 

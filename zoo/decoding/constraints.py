@@ -21,24 +21,23 @@ def decoding_limits(source_ids, max_length=None):
     Args:
         source_ids: int32 `(B, S)` padded with PAD_ID.
         max_length: None, or a positive int / int32 scalar tensor: the most target
-            tokens (end token included) of any hypothesis.
+            tokens (end token included) of any hypothesis, a cap on each sentence's own limit.
 
     Returns:
-        `(limits, buffer_length)`: `limits` int32 `(B,)`, each sentence's own limit
-        (`2 * source_length + 10` by default, so a sentence decodes the same alone
-        or in a batch); `buffer_length` int32 scalar >= every limit, derived from
-        shapes only (`2 * S + 10` by default) so that XLA sees a compile-time constant.
+        `(limits, buffer_length)`: `limits` int32 `(B,)`, each sentence's own limit,
+        `2 * source_length + 10` and at most `max_length` (so a sentence decodes the same
+        alone or in a batch); `buffer_length` int32 scalar >= every limit, derived from
+        shapes only (`min(2 * S + 10, max_length)`) so that XLA sees a compile-time constant.
     """
-    batch_size = tf.shape(source_ids)[0]
+    limits = MAX_LENGTH_FACTOR * source_lengths(source_ids) + MAX_LENGTH_OFFSET
+    buffer_length = MAX_LENGTH_FACTOR * tf.shape(source_ids)[1] + MAX_LENGTH_OFFSET
     if max_length is None:
-        limits = MAX_LENGTH_FACTOR * source_lengths(source_ids) + MAX_LENGTH_OFFSET
-        buffer_length = MAX_LENGTH_FACTOR * tf.shape(source_ids)[1] + MAX_LENGTH_OFFSET
         return limits, buffer_length
     static = tf.get_static_value(max_length)
     if static is not None and (np.size(static) != 1 or int(np.reshape(static, [])) < 1):
         raise ValueError(f"max_length must be a positive integer scalar, received {static!r}.")
-    buffer_length = tf.cast(tf.reshape(max_length, []), tf.int32)
-    return tf.fill([batch_size], buffer_length), buffer_length
+    cap = tf.cast(tf.reshape(max_length, []), tf.int32)
+    return tf.minimum(limits, cap), tf.minimum(buffer_length, cap)
 
 
 def forbid_special_tokens(log_probs, column_ids=None):

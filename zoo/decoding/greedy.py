@@ -58,7 +58,7 @@ def greedy_search(
             state, attention (B, K, S))` (docs/interfaces.md).
         source_ids: int `(B, S)` source token ids padded with PAD_ID.
         max_length: None or a positive int / int32 scalar tensor: the most target
-            tokens, end token included. None: `2 * source_length + 10` per sentence.
+            tokens, end token included: a cap on each sentence's `2 * source_length + 10`.
         length_penalty, coverage_penalty, length_normalization: only change the
             reported `scores`, see `Greedy`.
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
@@ -66,7 +66,7 @@ def greedy_search(
     Returns:
         A `DecodingResult` with N = 1: `ids` int32 `(B, 1, T)`, `lengths` `(B, 1)`,
         `scores` `(B, 1)`, `log_probs` `(B, 1)`, `attention` `(B, 1, T, S)`, where T is
-        `max_length` (`2 * S + 10` by default).
+        `min(2 * S + 10, max_length)`.
 
     Example:
 

@@ -113,7 +113,7 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
         source_ids: int `(B, S)` source token ids padded with PAD_ID.
         strategy: a `DecodingStrategy`.
         max_length: None or a positive int / int32 scalar tensor: the most target
-            tokens, end token included. None: `2 * source_length + 10` per sentence.
+            tokens, end token included: a cap on each sentence's `2 * source_length + 10`.
         shortlist: None for the whole target vocabulary, or a `zoo.decoding.Shortlist`:
             each sentence may then produce only its shortlisted ids, and its log-probabilities
             are normalized over them (the model needs `restrict_output`).
@@ -121,7 +121,7 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
     Returns:
         A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores` `(B, N)`
         descending, `log_probs` `(B, N)`, `attention` `(B, N, T, S)`, where T is
-        `max_length` (`2 * S + 10` by default) and N the strategy's hypotheses per sentence.
+        `min(2 * S + 10, max_length)` and N the strategy's hypotheses per sentence.
 
     Example:
 

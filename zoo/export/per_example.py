@@ -12,7 +12,7 @@ with its parameters (a common batch, all rows alike, is one search).
 import tensorflow as tf
 
 from zoo.decoding import beam_search
-from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
+from zoo.decoding.constraints import decoding_limits
 from zoo.decoding.result import DecodingResult
 
 
@@ -41,7 +41,7 @@ def _pad(tensor, axis, size, value):
 
 def beam_search_per_example(
     model, source_ids, beam_width, num_hypotheses, length_penalty, coverage_penalty, empty_hypotheses=1,
-    shortlist=None, stopping="exact",
+    shortlist=None, stopping="exact", max_length=None,
 ):
     """Beam search with parameters per sentence.
 
@@ -53,15 +53,16 @@ def beam_search_per_example(
       empty_hypotheses: int32 scalar, N of an empty batch (it has no rows to take N from).
       shortlist: None, or a `zoo.decoding.Shortlist` (per sentence: the same in any group).
       stopping: `zoo.decoding.BeamSearch`'s stopping rule, the same for every sentence.
+      max_length: None, or the cap on every sentence's length limit (`zoo.decoding.decode`).
 
     Returns:
-      A `DecodingResult` with N = max(num_hypotheses) and T = `2 * S + 10` (the buffer
-      length of a search of this batch). A sentence with fewer hypotheses than N has
+      A `DecodingResult` with N = max(num_hypotheses) and T = `min(2 * S + 10, max_length)`
+      (the buffer length of a search of this batch). A sentence with fewer hypotheses than N has
       empty ones after its own (ids 0, length 0, score and log-probability -inf).
     """
     batch_size, source_length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
     most = tf.where(batch_size > 0, tf.reduce_max(tf.concat([num_hypotheses, [1]], axis=0)), empty_hypotheses)
-    buffer_length = MAX_LENGTH_FACTOR * source_length + MAX_LENGTH_OFFSET
+    _, buffer_length = decoding_limits(source_ids, max_length)  # that of every group's search
     empty = DecodingResult(
         ids=tf.zeros([batch_size, most, buffer_length], tf.int32),
         lengths=tf.zeros([batch_size, most], tf.int32),
@@ -87,6 +88,7 @@ def beam_search_per_example(
             coverage_penalty=coverage_penalty,
             shortlist=shortlist,
             stopping=stopping,
+            max_length=max_length,
         )
         updated = []
         for part, total, fill in zip(result, found, fills):

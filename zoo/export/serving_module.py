@@ -57,6 +57,9 @@ class ServingModule(tf.Module):
       coverage_penalty: GNMT coverage penalty beta of every search (0: none).
       max_source_length: sources are cut to their first `max_source_length` tokens.
       max_beam_width: `beam_search`'s `beam_width` is clamped to this (memory bound).
+      max_target_length: None, or the most target tokens (end token included) any search
+        produces, a cap on each sentence's `2 * source_length + 10` (a model trained on
+        targets cut to N tokens: N + 1, as its dev decoding during training).
       shortlist: None, or a `zoo.data.ShortlistTable` that every signature decodes with.
       beam_stopping: "exact" or "approximate", the stopping rule of every beam search
         (`zoo.decoding.BeamSearch`'s `stopping`).
@@ -80,12 +83,15 @@ class ServingModule(tf.Module):
         max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
         shortlist=None,
         beam_stopping="exact",
+        max_target_length=None,
         name="translator",
     ):
         super().__init__(name=name)
         _check_int("beam_width", beam_width, 1)
         _check_int("max_source_length", max_source_length, 1)
         _check_int("max_beam_width", max_beam_width, 1)
+        if max_target_length is not None:
+            _check_int("max_target_length", max_target_length, 1)
         if beam_width > max_beam_width:
             raise ValueError(
                 f"ServingModule: beam_width must be <= max_beam_width={max_beam_width}, received {beam_width}."
@@ -117,7 +123,9 @@ class ServingModule(tf.Module):
         self.max_beam_width = max_beam_width
         self.shortlist = None if shortlist is None else Shortlist(shortlist)
         # The longest hypothesis a search can produce; `score` cuts targets there too.
-        self.max_target_length = MAX_LENGTH_FACTOR * max_source_length + MAX_LENGTH_OFFSET
+        longest = MAX_LENGTH_FACTOR * max_source_length + MAX_LENGTH_OFFSET
+        self.max_target_length = longest if max_target_length is None else min(longest, max_target_length)
+        self._length_cap = max_target_length  # every search's `max_length`
 
     @property
     def model(self):
@@ -158,14 +166,14 @@ class ServingModule(tf.Module):
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
         strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty, self.beam_stopping)
-        result = decode(self.model, self._source_ids(source), strategy, shortlist=self.shortlist)
+        result = decode(self.model, self._source_ids(source), strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("greedy")
     def greedy(self, source):
         """Greedy search: `translation` (B,), `score` (B,) ranked like beam search."""
         strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty)
-        result = decode(self.model, self._source_ids(source), strategy, shortlist=self.shortlist)
+        result = decode(self.model, self._source_ids(source), strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("beam_search")
@@ -192,7 +200,7 @@ class ServingModule(tf.Module):
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
         result = beam_search_per_example(
             self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested,
-            self.shortlist, self.beam_stopping,
+            self.shortlist, self.beam_stopping, self._length_cap,
         )
         best_length = result.lengths[:, 0]  # (B,)
         target_length = tf.reduce_max(tf.concat([best_length, [0]], axis=0))
@@ -244,7 +252,7 @@ class ServingModule(tf.Module):
         top_k = tf.clip_by_value(top_k, 0, self.target_tokenizer.vocab_size)
         seed = per_example(seed, batch_size, "seed")
         strategy = Sampling(temperature=temperature, top_k=top_k, seed=seed)
-        result = decode(self.model, source_ids, strategy, shortlist=self.shortlist)
+        result = decode(self.model, source_ids, strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "log_prob": result.log_probs[:, 0]}
 
     # -- text <-> ids ----------------------------------------------------------------------

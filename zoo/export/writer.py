@@ -38,6 +38,7 @@ def export_saved_model(
     coverage_penalty=0.0,
     max_source_length=constants.DEFAULT_MAX_SOURCE_LENGTH,
     max_beam_width=constants.DEFAULT_MAX_BEAM_WIDTH,
+    max_target_length=None,
     shortlist=None,
     beam_stopping="exact",
     warmup_sources=None,
@@ -50,7 +51,7 @@ def export_saved_model(
       export_dir: the model base path (TF Serving's `--model_base_path`).
       version: positive int; None for one more than the newest version there (or 1).
       beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width,
-        shortlist, beam_stopping: see `ServingModule`.
+        max_target_length, shortlist, beam_stopping: see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
         them from the source vocabulary.
       provenance: a dict added to `zoo_export.json` (where the model came from).
@@ -77,6 +78,7 @@ def export_saved_model(
         coverage_penalty=coverage_penalty,
         max_source_length=max_source_length,
         max_beam_width=max_beam_width,
+        max_target_length=max_target_length,
         shortlist=shortlist,
         beam_stopping=beam_stopping,
     )
@@ -126,7 +128,8 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
     """Exports a workdir's `best.keras` to `export_dir/<version>` (default `workdir/export`).
 
     Decoding defaults come from `config.json` (`beam_width` or else `final_beam_width`,
-    `length_penalty`, `coverage_penalty`, `beam_stopping`, `max_source_length`, at any depth) unless given
+    `length_penalty`, `coverage_penalty`, `beam_stopping`, `max_source_length`, at any depth; the
+    config's `max_target_length` N caps the searches at N + 1 tokens, end token included) unless given
     in `overrides`. `shortlist`: True decodes with the workdir's `vocab/shortlist.npz`, False
     with the whole vocabulary, None as its config says (`zoo.models.workdir.workdir_shortlist`).
 

@@ -53,7 +53,8 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
     Args:
       path: see `resolve_model`.
       beam_width: None for the export's `serving_default` (its own default beam);
-        an int for the `beam_search` signature with that beam and one hypothesis.
+        1 for the `greedy` signature (greedy search); an int > 1 for the `beam_search`
+        signature with that beam and one hypothesis.
         A workdir without an export decodes the same way with its Keras model.
       sampling: None, or `{"temperature": float > 0, "top_k": int >= 0, "seed": int}`
         for the `sample` signature (a workdir: `zoo.decoding.Sampling`); then
@@ -106,6 +107,13 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
             return default(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
 
         description = f"{path}: serving_default (beam width {settings.get('beam_width', '?')})"
+    elif beam_width == 1:  # a beam of one is greedy search, as toolkits mean it (beam search at width 1
+        greedy = loaded.signatures["greedy"]  # would go on past a best end token under a length penalty)
+
+        def translate(lines):
+            return greedy(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
+
+        description = f"{path}: greedy"
     else:
         beam = loaded.signatures["beam_search"]
 
@@ -155,7 +163,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
     """`load_translate_fn` for a workdir without an export: its `best.keras`, decoded as the export would."""
     # Imported only here: decoding a workdir needs Keras and the model code.
     from zoo.decoding import Shortlist
-    from zoo.inference.keras_translator import BEAM_SEARCH, KerasTranslator
+    from zoo.inference.keras_translator import BEAM_SEARCH, GREEDY, KerasTranslator
     from zoo.models.workdir import decoding_settings, load_workdir, workdir_shortlist
 
     model, source_tokenizer, target_tokenizer, config = load_workdir(path)
@@ -173,6 +181,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
     startup.mark("load_workdir", f"Keras, the model code and {constants.BEST_MODEL_FILE} with its tokenizers")
     translator = KerasTranslator(
         model, source_tokenizer, target_tokenizer, max_source_length=settings["max_source_length"],
+        max_target_length=settings.get("max_target_length"),
         length_penalty=float(settings["length_penalty"]), coverage_penalty=float(settings["coverage_penalty"]),
         shortlist=shortlist, beam_stopping=settings["beam_stopping"],
     )
@@ -190,10 +199,13 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
 
         return sample, f"{path}: {constants.BEST_MODEL_FILE}, sampling ({_describe_sampling(sampling)}){listed}"
 
-    def translate(lines):
-        # Beam search even for a width of 1, as the export's signatures do.
-        return translator.decode_batch(lines, width, search=BEAM_SEARCH)[0].tolist()
+    search = GREEDY if width == 1 else BEAM_SEARCH  # as the export's greedy and beam_search signatures
 
+    def translate(lines):
+        return translator.decode_batch(lines, width, search=search)[0].tolist()
+
+    if search == GREEDY:
+        return translate, f"{path}: {constants.BEST_MODEL_FILE}, greedy{listed}"
     description = (f"{path}: {constants.BEST_MODEL_FILE}, beam search (beam width {width}, "
                    f"length penalty {float(settings['length_penalty'])}){listed}")
     return translate, description

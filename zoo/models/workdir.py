@@ -80,14 +80,18 @@ def decoding_settings(config, **overrides):
 
     Returns:
       dict with those of `beam_width`, `length_penalty`, `coverage_penalty`,
-      `beam_stopping` and `max_source_length` that are set (at any depth of the config); the keyword
-      arguments of `zoo.export.ServingModule` (the export's defaults).
+      `beam_stopping` and `max_source_length` that are set (at any depth of the config),
+      and `max_target_length` (the config's plus one, the end token) when the config cut its
+      targets; the keyword arguments of `zoo.export.ServingModule` (the export's defaults).
     """
     settings = {}
     for key, names in _DECODING_FIELDS:
         value = next((v for v in (find_setting(config, name) for name in names) if v is not None), None)
         if value is not None:
             settings[key] = value
+    trained = find_setting(config, "max_target_length")  # targets were cut to N tokens before </s>
+    if trained:
+        settings["max_target_length"] = int(trained) + 1  # the searches' cap, as the dev decoding in training
     settings.update({key: value for key, value in overrides.items() if value is not None})
     return settings
 
