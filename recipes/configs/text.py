@@ -23,6 +23,10 @@ def get_config():
     config.embedding_dim = 256  # reference sizes: bi-LSTM 2 x 256, decoder 512
     config.encoder_units = 256  # per direction
     config.decoder_units = 512  # = 2 x encoder_units, so the dot score would fit too
+    # The output projection is the target embedding matrix (through a 512 -> 256 bottleneck):
+    # dev BLEU after 300 steps 3.93 against 2.91 (row "tied_embeddings"), and the 20-minute
+    # side by side of README "Quality per step".
+    config.tie_embeddings = True  # output projection = target embedding^T; untied: row "baseline"
     # Optimization: OpenNMT-py's settings, which learn far more per step than the zoo's former
     # defaults (inverse-sqrt schedule with 500 warmup steps, each gradient clipped to 1, loss
     # per token, Glorot initialization, dropout 0.2): in the ablation of README "Quality per
