@@ -131,14 +131,16 @@ def summary(name, fields, results, workdir):
 def markdown_table(report):
     """The rows of a report as a Markdown table: the change, dev BLEU at each evaluation, test BLEU."""
     steps = sorted({step for row in report["rows"] for step, _, _ in row.get("dev_curve", [])})
-    head = ["row", "change from `text`"] + [f"dev BLEU @{step}" for step in steps] + ["test BLEU beam 5 / 1"]
+    tested = any(row.get("test") for row in report["rows"])  # no test column for a --notest sweep
+    head = ["row", "change from `text`"] + [f"dev BLEU @{step}" for step in steps] + ["test BLEU beam 5 / 1"] * tested
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in report["rows"]:
         curve = {step: bleu for step, bleu, _ in row.get("dev_curve", [])}
         change = ", ".join(f"{field}={value}" for field, value in row["fields"].items()) or "(none)"
         test = row.get("test")
         cells = [row["row"], change] + [f"{curve[step]:.2f}" if step in curve else "" for step in steps]
-        cells.append(f"{test['beam5']['bleu']:.1f} / {test['beam1']['bleu']:.1f}" if test else "")
+        if tested:
+            cells.append(f"{test['beam5']['bleu']:.1f} / {test['beam1']['bleu']:.1f}" if test else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -100,20 +100,15 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
             return outputs["translation"].numpy().tolist()
 
         description = f"{path}: sample ({_describe_sampling(sampling)})"
-    elif beam_width is None:
-        default = loaded.signatures["serving_default"]
+    elif beam_width in (None, 1):  # the export's default, or greedy search: a beam of one as toolkits mean it
+        # (beam search at width 1 would go on past a best end token under a length penalty)
+        signature = loaded.signatures["serving_default" if beam_width is None else "greedy"]
 
         def translate(lines):
-            return default(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
+            return signature(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
 
-        description = f"{path}: serving_default (beam width {settings.get('beam_width', '?')})"
-    elif beam_width == 1:  # a beam of one is greedy search, as toolkits mean it (beam search at width 1
-        greedy = loaded.signatures["greedy"]  # would go on past a best end token under a length penalty)
-
-        def translate(lines):
-            return greedy(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
-
-        description = f"{path}: greedy"
+        description = (f"{path}: serving_default (beam width {settings.get('beam_width', '?')})"
+                       if beam_width is None else f"{path}: greedy")
     else:
         beam = loaded.signatures["beam_search"]
 
