@@ -61,12 +61,12 @@ def _model(config):
     config.attention_units = defaults.ATTENTION_UNITS  # hidden size of additive/concat scores (ignored by others)
     config.attention_rank = defaults.ATTENTION_RANK  # rank of the reduced_rank score (ignored by others)
     config.output_units = defaults.OUTPUT_UNITS  # maxout output size of bahdanau/rnnenc (ignored by luong_*)
+    config.tie_embeddings = defaults.TIE_EMBEDDINGS  # output projection = target embedding^T (luong_*; others ignore it)
     config.dropout = defaults.DROPOUT  # dropout on embeddings, between layers and before the output
     # Choices of the luong_* and reduced_rank presets; None keeps the preset's own.
     config.attention = config_dict.placeholder(str)  # score name from zoo.layers.names(), e.g. "concat"
     config.decoder_layers = config_dict.placeholder(int)  # stacked decoder RNN layers
     config.input_feeding = config_dict.placeholder(bool)  # feed the attentional vector into the next step
-    config.tie_embeddings = config_dict.placeholder(bool)  # output projection = target embedding^T (luong_*)
     config.precision = "float32"  # "float32", "mixed_bfloat16", "mixed_float16" or "auto" (docs/scaling.md)
 
 
