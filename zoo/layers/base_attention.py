@@ -66,6 +66,15 @@ class BaseAttention(keras.layers.Layer):
         raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------
+    @staticmethod
+    def dot_scores(query, keys):
+        """`(B, Tq, D), (B, Tv, D) -> (B, Tq, Tv)`: the dot products of every query and key.
+
+        One batched product that reads `keys` transposed in place: a decoding step does not
+        copy the keys of the whole sentence into a transposed tensor (nor its gradient back).
+        """
+        return ops.einsum("bqd,bvd->bqv", query, keys)
+
     def build(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)

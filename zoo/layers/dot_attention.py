@@ -46,7 +46,7 @@ class DotAttention(BaseAttention):
         self._value_dim = value_dim
 
     def score(self, query, keys):
-        scores = ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)
+        scores = self.dot_scores(query, keys)  # (B, Tq, Tv)
         if self.scale:
             scores = scores / ops.cast(ops.sqrt(float(self._value_dim)), scores.dtype)
         return scores

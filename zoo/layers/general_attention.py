@@ -47,7 +47,7 @@ class GeneralAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.kernel))  # (B, Tv, Dq)
 
     def score(self, query, keys):
-        return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)
+        return self.dot_scores(query, keys)  # (B, Tq, Tv)
 
     def get_config(self):
         config = super().get_config()

@@ -62,7 +62,7 @@ class ReducedRankAttention(BaseAttention):
 
     def score(self, query, keys):
         projected = linear(query, self._cast(self.query_kernel))  # (B, Tq, rank)
-        return ops.matmul(projected, ops.transpose(keys, (0, 2, 1)))  # (B, Tq, Tv)
+        return self.dot_scores(projected, keys)  # (B, Tq, Tv)
 
     def get_config(self):
         config = super().get_config()

@@ -55,7 +55,7 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         memory = {"values": outputs, "keys": self.attention.precompute(outputs), "mask": mask}
         return memory, self.cell.initial_state(self.bridge(final_backward))
 
-    def recur(self, gates, state, memory, training=None):
+    def recur(self, gates, state, memory, training=None, kernels=None):
         previous = state[0]  # s_{i-1} (B, K, D)
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
         output, state = self.cell.step(gates + self.cell.project_extra(context), state)

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.models.loop_kernels import LoopKernels
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
 
@@ -69,32 +70,41 @@ class BidirectionalEncoder(keras.layers.Layer):
 
     def _bidirectional_layer(self, inputs, mask, forward_cell, backward_cell):
         units = self.units
-        gate_size = forward_cell.num_gates * units
         time_mask = ops.cast(ops.transpose(mask)[:, :, None], inputs.dtype)  # (S, B, 1)
         forward_gates = ops.transpose(forward_cell.project_inputs(inputs), (1, 0, 2))  # (S, B, G)
         backward_gates = ops.flip(ops.transpose(backward_cell.project_inputs(inputs), (1, 0, 2)), 0)
-        steps = ops.concatenate(
-            [forward_gates, backward_gates, time_mask, ops.flip(time_mask, 0)], axis=-1
-        )  # (S, B, 2G + 2)
+        # An LSTM's recurrent kernels get their gradients after the loop (`LoopKernels`).
+        kernels = LoopKernels(self.compute_dtype) if forward_cell.additive else None
+        if kernels is not None:
+            recurrent = (kernels.add("forward", forward_cell.recurrent_kernel),
+                         kernels.add("backward", backward_cell.recurrent_kernel))
+            forward_gates = kernels.route(forward_gates, ["forward"])
+            backward_gates = kernels.route(backward_gates, ["backward"])
+        else:
+            recurrent = (None, None)
+        steps = (forward_gates, backward_gates, time_mask, ops.flip(time_mask, 0))
         zeros = ops.zeros_like(forward_gates[0, :, :units])  # (B, U)
         init = (forward_cell.initial_state(zeros), backward_cell.initial_state(zeros))
 
         def body(carry, step):
             forward_state, backward_state = carry
-            outputs = []
-            new_carry = []
-            for cell, state, gates, keep in (
-                (forward_cell, forward_state, step[:, :gate_size], step[:, 2 * gate_size : 2 * gate_size + 1]),
-                (backward_cell, backward_state, step[:, gate_size : 2 * gate_size], step[:, 2 * gate_size + 1 :]),
+            outputs, new_carry = [], []
+            for cell, state, gates, keep, kernel in (
+                (forward_cell, forward_state, step[0], step[2], recurrent[0]),
+                (backward_cell, backward_state, step[1], step[3], recurrent[1]),
             ):
-                output, new_state = cell.step(gates, state)
+                output, new_state = cell.step(gates, state, recurrent_kernel=kernel)
                 # A padded step leaves the state as it was and outputs zeros.
                 new_carry.append(tuple(ops.where(keep > 0, n, o) for n, o in zip(new_state, state)))
                 outputs.append(keep * output)
-            return tuple(new_carry), ops.concatenate(outputs, axis=-1)
+            # The step's outputs, and the states h_{t-1} its recurrent kernels multiplied.
+            return tuple(new_carry), (ops.concatenate(outputs, axis=-1), forward_state[0], backward_state[0])
 
-        (forward_state, backward_state), outputs = scan(body, init, steps)  # outputs (S, B, 2U)
-        forward_outputs = outputs[:, :, :units]
+        (forward_state, backward_state), (outputs, forward_inputs, backward_inputs) = scan(body, init, steps)
+        if kernels is not None:
+            kernels.set_inputs("forward", forward_inputs)
+            kernels.set_inputs("backward", backward_inputs)
+        forward_outputs = outputs[:, :, :units]  # outputs (S, B, 2U)
         backward_outputs = ops.flip(outputs[:, :, units:], 0)
         outputs = ops.transpose(ops.concatenate([forward_outputs, backward_outputs], axis=-1), (1, 0, 2))
         return outputs, forward_state[0], backward_state[0]

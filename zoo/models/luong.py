@@ -107,18 +107,31 @@ class LuongSeq2Seq(Seq2Seq):
             state.append(ops.zeros((ops.shape(outputs)[0], self.decoder_units), dtype=outputs.dtype))
         return memory, tuple(state)
 
-    def recur(self, gates, state, memory, training=None):
+    def add_loop_kernels(self, kernels):
+        cell = self.cells[0]
+        if not cell.additive:
+            return []
+        kernels.add("recurrent", cell.recurrent_kernel)
+        if self.input_feeding:
+            kernels.add("feed", cell.extra_kernel)
+        return ["recurrent", "feed"] if self.input_feeding else ["recurrent"]
+
+    def recur(self, gates, state, memory, training=None, kernels=None):
         state = list(state)
         feed = state.pop() if self.input_feeding else None
         new_state = []
         inputs = None
         for i, cell in enumerate(self.cells):
             cell_state, state = tuple(state[: cell.num_states]), state[cell.num_states :]
+            recurrent = None
             if i == 0:
-                cell_gates = gates if feed is None else gates + cell.project_extra(feed)
+                if feed is not None:
+                    gates = gates + cell.project_extra(feed, kernel=kernels and kernels.use("feed", feed))
+                cell_gates = gates
+                recurrent = kernels and kernels.use("recurrent", cell_state[0])
             else:
                 cell_gates = cell.project_inputs(inputs)
-            inputs, cell_state = cell.step(cell_gates, cell_state)
+            inputs, cell_state = cell.step(cell_gates, cell_state, recurrent_kernel=recurrent)
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
         context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])

@@ -23,6 +23,7 @@ class _GatedCell(keras.layers.Layer):
 
     num_gates = None
     num_states = None  # tensors in the state tuple
+    additive = False  # the gates are the projections plus `h recurrent_kernel`, unchanged
 
     def __init__(self, units, projected_dim, extra_dim=0, **kwargs):
         super().__init__(**kwargs)
@@ -56,9 +57,23 @@ class _GatedCell(keras.layers.Layer):
         kernel = ops.cast(self.kernel[: self.projected_dim], self.compute_dtype)
         return linear(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
 
-    def project_extra(self, extra):
-        """`(..., extra_dim) -> (..., G*U)`: the part of the gates from inputs known only in the loop."""
-        return linear(extra, ops.cast(self.kernel[self.projected_dim :], self.compute_dtype))
+    @property
+    def extra_kernel(self):
+        """`(extra_dim, G*U)`: the rows of `kernel` for the inputs known only in the loop."""
+        return self.kernel[self.projected_dim :]
+
+    def project_extra(self, extra, kernel=None):
+        """`(..., extra_dim) -> (..., G*U)`: the part of the gates from inputs known only in the loop.
+
+        `kernel`: `extra_kernel` already in the compute dtype (`LoopKernels`), or None.
+        """
+        kernel = ops.cast(self.extra_kernel, self.compute_dtype) if kernel is None else kernel
+        return linear(extra, kernel)
+
+    def _recurrent(self, recurrent_kernel):
+        if recurrent_kernel is None:
+            return ops.cast(self.recurrent_kernel, self.compute_dtype)
+        return recurrent_kernel
 
     def get_config(self):
         config = super().get_config()
@@ -76,6 +91,7 @@ class LSTMCell(_GatedCell):
 
     num_gates = 4
     num_states = 2  # (h, c)
+    additive = True  # the gates are the inputs' projections plus h W_rec (`LoopKernels` applies)
 
     def _bias_initializer(self):
         units = self.units
@@ -90,14 +106,15 @@ class LSTMCell(_GatedCell):
     def initial_state(self, h):
         return (h, ops.zeros_like(h, dtype="float32"))
 
-    def step(self, gates, state):
+    def step(self, gates, state, recurrent_kernel=None):
         """`gates (..., 4U)` from the projections; returns `(output, new_state)`.
 
         The gate nonlinearities and the cell state `c` stay in float32 under mixed
-        precision: only the matrix products run in the compute dtype.
+        precision: only the matrix products run in the compute dtype. `recurrent_kernel`:
+        the kernel already in the compute dtype (`LoopKernels`), or None.
         """
         h, c = state
-        z = ops.cast(gates + linear(h, ops.cast(self.recurrent_kernel, self.compute_dtype)), "float32")
+        z = ops.cast(gates + linear(h, self._recurrent(recurrent_kernel)), "float32")
         i, f, g, o = ops.split(z, 4, axis=-1)
         c = ops.sigmoid(f) * ops.cast(c, "float32") + ops.sigmoid(i) * ops.tanh(g)
         h = ops.cast(ops.sigmoid(o) * ops.tanh(c), self.compute_dtype)
@@ -117,10 +134,10 @@ class GRUCell(_GatedCell):
     def initial_state(self, h):
         return (h,)
 
-    def step(self, gates, state):
+    def step(self, gates, state, recurrent_kernel=None):
         """`gates (..., 3U)` from the projections; returns `(output, new_state)`."""
         (h,) = state
-        recurrent = linear(h, ops.cast(self.recurrent_kernel, self.compute_dtype))
+        recurrent = linear(h, self._recurrent(recurrent_kernel))
         x_z, x_r, x_n = ops.split(gates, 3, axis=-1)
         h_z, h_r, h_n = ops.split(recurrent, 3, axis=-1)
         z = ops.sigmoid(x_z + h_z)

@@ -58,7 +58,7 @@ class RNNEncSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         }
         return memory, self.cell.initial_state(self.bridge(context))
 
-    def recur(self, gates, state, memory, training=None):
+    def recur(self, gates, state, memory, training=None, kernels=None):
         context_gates = ops.expand_dims(memory["context_gates"], 1)  # (B, 1, G) for all K hypotheses
         output, state = self.cell.step(gates + context_gates, state)
         ones = ops.ones_like(output[..., :1])  # (B, K, 1)

@@ -9,6 +9,7 @@ from zoo.constants import PAD_ID
 from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.loop_kernels import LoopKernels
 from zoo.models.time_loop import scan
 
 
@@ -32,10 +33,11 @@ class Seq2Seq(keras.Model):
       - `make_decoder()`: create the decoder's layers.
       - `decoder_memory(outputs, mask, final_forward, final_backward)`: the
         per-sentence tensors the decoder reads at every step, and its initial state.
-      - `recur(gates, state, memory, training)`: one recurrence for all K
+      - `recur(gates, state, memory, training, kernels)`: one recurrence for all K
         hypotheses, returning `(features, attention, state)`: the features the
         output layer reads `(B, K, D_feat)`, the attention weights `(B, K, S)` and
-        the new state.
+        the new state. `kernels`: None, or in teacher forcing the `LoopKernels` that
+        `add_loop_kernels(kernels)` filled (kernels whose gradients are taken after the loop).
       - `output_hidden(features, embedded, training)`: what the vocabulary
         projection reads, from the features and the previous target embedding.
       - `vocabulary_projection`: the `Dense` layer of the vocabulary `(D_out, V)`;
@@ -114,8 +116,16 @@ class Seq2Seq(keras.Model):
     def decoder_memory(self, outputs, mask, final_forward, final_backward):
         raise NotImplementedError
 
-    def recur(self, gates, state, memory, training=None):
+    def recur(self, gates, state, memory, training=None, kernels=None):
         raise NotImplementedError
+
+    def add_loop_kernels(self, kernels):
+        """Adds to `kernels` (a `LoopKernels`) the kernels whose products `recur` adds to `gates` unchanged.
+
+        Returns their names; `recur` then gets `kernels` and reads each of them with
+        `kernels.use(name, step_inputs)`. By default none: `recur` reads its own weights.
+        """
+        return []
 
     def output_hidden(self, features, embedded, training=None):
         raise NotImplementedError
@@ -178,12 +188,19 @@ class Seq2Seq(keras.Model):
         embedded = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)  # (B, T, E)
         gates = self.decoder_input_cell.project_inputs(embedded)  # (B, T, G): hoisted out of the loop
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
+        kernels = LoopKernels(self.compute_dtype)
+        routed = self.add_loop_kernels(kernels)
+        gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
 
         def body(state, gates_t):  # gates_t (B, G)
-            features, attention, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training)
-            return state, (ops.squeeze(features, 1), ops.squeeze(attention, 1))  # (B, D_feat), (B, S)
+            features, attention, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training,
+                                                    kernels=kernels if routed else None)
+            # (B, D_feat), (B, S), and the inputs of the kernels of `kernels` (B, 1, D)
+            return state, (ops.squeeze(features, 1), ops.squeeze(attention, 1), kernels.recorded())
 
-        _, (features, attention) = scan(body, state, ops.transpose(gates, (1, 0, 2)))  # (T, B, ...)
+        _, (features, attention, inputs) = scan(body, state, gates)  # (T, B, ...)
+        for name, stacked in inputs.items():
+            kernels.set_inputs(name, stacked)
         features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
         attention = ops.cast(ops.transpose(attention, (1, 0, 2)), "float32")  # (B, T, S)
         # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.

@@ -11,7 +11,8 @@ def scan(fn, init, xs):
         fn: `(carry, x) -> (carry, y)`; `carry` and `y` are nested structures (tuples,
             lists, dicts) of tensors, `y` of any structure of its own.
         init: the initial carry.
-        xs: a tensor `(T, ...)`, read one step `(...)` at a time.
+        xs: a tensor `(T, ...)`, or a nested structure of such tensors, read one step
+            `(...)` at a time.
 
     Returns:
         `(carry, ys)`: the last carry, and `y`'s structure with every tensor stacked
@@ -24,18 +25,23 @@ def scan(fn, init, xs):
         return ops.scan(fn, init, xs)
     import tensorflow as tf
 
-    xs = tf.convert_to_tensor(xs)
-    length = tf.shape(xs)[0]
-    inputs = tf.TensorArray(xs.dtype, size=length, element_shape=xs.shape[1:]).unstack(xs)
+    leaves = [tf.convert_to_tensor(x) for x in tf.nest.flatten(xs)]
+    steps = leaves[0].shape[0]
+    length = tf.shape(leaves[0])[0]
+    inputs = [tf.TensorArray(x.dtype, size=length, element_shape=x.shape[1:]).unstack(x) for x in leaves]
+
+    def read(i):
+        return tf.nest.pack_sequence_as(xs, [array.read(i) for array in inputs])
+
     # The first step runs before the loop: its outputs give the dtypes and shapes of all.
-    carry, first = fn(init, inputs.read(0))
+    carry, first = fn(init, read(0))
     first_leaves = tf.nest.flatten(first)
     outputs = [
         tf.TensorArray(y.dtype, size=length, element_shape=y.shape).write(0, y) for y in first_leaves
     ]
 
     def body(i, carry, outputs):
-        carry, y = fn(carry, inputs.read(i))
+        carry, y = fn(carry, read(i))
         return i + 1, carry, [array.write(i, leaf) for array, leaf in zip(outputs, tf.nest.flatten(y))]
 
     _, carry, outputs = tf.while_loop(
@@ -44,6 +50,6 @@ def scan(fn, init, xs):
     ys = []
     for array, leaf in zip(outputs, first_leaves):
         stacked = array.stack()
-        stacked.set_shape(tf.TensorShape([xs.shape[0]]).concatenate(leaf.shape))
+        stacked.set_shape(tf.TensorShape([steps]).concatenate(leaf.shape))
         ys.append(stacked)
     return carry, tf.nest.pack_sequence_as(first, ys)

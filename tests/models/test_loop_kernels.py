@@ -1,0 +1,54 @@
+"""Kernel gradients taken after the time loop (`LoopKernels`) equal those taken inside it."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo.models
+from zoo.models.loop_kernels import LoopKernels
+
+SOURCE = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 11, 12, 13, 14]], dtype="int32")
+TARGET_IN = np.array([[1, 5, 6, 0, 0], [1, 7, 8, 9, 10]], dtype="int32")
+
+
+def _loss_and_gradients(model, deferred, monkeypatch):
+    monkeypatch.setattr(LoopKernels, "enabled", deferred)
+    weights = tf.random.stateless_uniform((2, 5, model.target_vocab_size), (1, 2))
+    mask = tf.cast(TARGET_IN != 0, "float32")[..., None]
+    with tf.GradientTape() as tape:
+        log_probs = tf.nn.log_softmax(model((SOURCE, TARGET_IN), training=False))
+        loss = tf.reduce_sum(log_probs * weights * mask)
+    return float(loss), [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+
+
+@pytest.mark.parametrize(
+    "preset, overrides",
+    [
+        ("luong_general", {}),
+        ("luong_general", {"input_feeding": False, "decoder_layers": 2}),
+        ("luong_dot", {"encoder_cell": "gru", "decoder_units": 16}),
+        ("luong_general", {"decoder_cell": "gru"}),
+        ("bahdanau", {}),
+    ],
+)
+def test_gradients_after_the_loop_equal_the_gradients_inside_it(preset, overrides, monkeypatch):
+    keras.utils.set_random_seed(0)
+    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2)
+    model = zoo.models.build(preset, 50, 60, **dict(sizes, **overrides))
+    deferred_loss, deferred = _loss_and_gradients(model, True, monkeypatch)
+    inside_loss, inside = _loss_and_gradients(model, False, monkeypatch)
+    assert deferred_loss == pytest.approx(inside_loss, rel=1e-6)
+    assert len(deferred) == len(inside) == len(model.trainable_variables)
+    for variable, a, b in zip(model.trainable_variables, deferred, inside):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=variable.path)
+
+
+def test_a_kernel_without_its_step_inputs_fails_clearly():
+    kernels = LoopKernels("float32")
+    kernel = tf.Variable(tf.ones((3, 4)))
+    with tf.GradientTape() as tape:
+        kernels.add("w", kernel)
+        loss = tf.reduce_sum(kernels.route(tf.zeros((2, 1, 4)), ["w"]))
+    with pytest.raises(RuntimeError, match="no step inputs were given for the kernel 'w'"):
+        tape.gradient(loss, kernel)

@@ -1,0 +1,92 @@
+"""Kernel gradients of a time loop taken after the loop, as one matrix product per kernel."""
+
+import keras
+from keras import ops
+
+
+class LoopKernels:
+    """The loop-invariant kernels a time loop multiplies by, cast once, with their gradients taken outside it.
+
+    Differentiating a `while` loop whose step computes `z_t = g_t + x_t W` gives, at every
+    step, a small `x_t^T dz_t` product, its cast to the variable's dtype under mixed
+    precision and a running sum of a kernel-sized tensor; on a CPU these per-step ops cost
+    more than the step's own arithmetic. Here the loop reads `W` cast once and cut from the
+    gradient (`add`), the step's inputs `x_t` are stacked by the loop (`set_inputs`), and
+    `dW = sum_t x_t^T dz_t` is one matrix product of `X (T, B, D)` and `dZ (T, B, G)` after
+    the loop. `dZ` is the gradient of the tensor `G (T, B, G)` that the loop reads one step
+    at a time and adds to `z_t` (`route`): `dz_t = dg_t`. So it only applies where the
+    kernel's product is added unchanged to such a tensor (an LSTM's gates; not a GRU's
+    candidate, whose recurrent part is multiplied by the reset gate).
+
+    On a backend other than TensorFlow the kernels are cast once and differentiated as usual.
+
+    Example (one LSTM over time):
+
+        kernels = LoopKernels("bfloat16")
+        u = kernels.add("recurrent", cell.recurrent_kernel)
+        gates = kernels.route(gates, ["recurrent"])  # (T, B, 4U): the loop's input
+        # in the step: h, state = cell.step(gates_t, state, recurrent_kernel=u), recording h_{t-1}
+        kernels.set_inputs("recurrent", previous_h)  # (T, B, U), after the loop
+    """
+
+    enabled = True  # False: every kernel is cast once and differentiated inside the loop (a reference)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.deferred = self.enabled and keras.backend.backend() == "tensorflow"
+        self._sources = {}  # name -> the kernel as the model holds it (what the gradient is for)
+        self._loop = {}  # name -> the kernel the loop reads
+        self._inputs = {}  # name -> stacked step inputs (T, B, D)
+        self._step = {}  # name -> this step's inputs, until `recorded`
+
+    def add(self, name, kernel):
+        """`kernel` `(D, G)` as the loop reads it: in the compute dtype, and without a gradient of its own."""
+        kernel = ops.convert_to_tensor(kernel)
+        self._sources[name] = kernel
+        cast = ops.cast(kernel, self.dtype)
+        self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
+        return self._loop[name]
+
+    def use(self, name, inputs):
+        """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`."""
+        if name not in self._loop:
+            return None
+        self._step[name] = inputs
+        return self._loop[name]
+
+    def recorded(self):
+        """The inputs `use` recorded in this step, `{name: (B, ..., D)}`, for the loop to stack; then forgets them."""
+        step, self._step = self._step, {}
+        return step
+
+    def route(self, gates, names):
+        """`gates` `(T, B, G)` unchanged; its gradient `dZ` also gives each named kernel `X^T dZ`."""
+        if not self.deferred or not names:
+            return gates
+        import tensorflow as tf
+
+        names = list(names)
+
+        @tf.custom_gradient
+        def attach(gates, *sources):
+            def gradient(upstream):
+                flat = tf.reshape(upstream, (-1, upstream.shape[-1]))
+                grads = []
+                for name, source in zip(names, sources):
+                    if name not in self._inputs:
+                        raise RuntimeError(f"LoopKernels: no step inputs were given for the kernel {name!r}.")
+                    inputs = tf.cast(self._inputs[name], flat.dtype)
+                    product = tf.matmul(tf.reshape(inputs, (-1, inputs.shape[-1])), flat, transpose_a=True)
+                    grads.append(tf.cast(product, source.dtype))
+                return (upstream, *grads)
+
+            return tf.identity(gates), gradient
+
+        return attach(gates, *(self._sources[name] for name in names))
+
+    def set_inputs(self, name, inputs):
+        """The step inputs `(T, B, ..., D)` that multiplied the kernel `name`, stacked by the loop.
+
+        Their leading axes must be those of the routed tensor's, in the same order.
+        """
+        self._inputs[name] = inputs
