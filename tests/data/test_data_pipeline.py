@@ -156,8 +156,12 @@ def test_empty_inputs_are_refused_or_dropped(tokenizers):
 
 
 def test_default_bucket_boundaries():
-    assert default_bucket_boundaries(40, 15) == [8, 12, 16, 20, 24, 32, 40]
-    assert default_bucket_boundaries(10, 30) == [8, 12, 16, 20, 24]
+    assert default_bucket_boundaries(40, 15, static_shapes=True) == [8, 12, 16, 20, 24, 32, 40]
+    assert default_bucket_boundaries(10, 30, static_shapes=True) == [8, 12, 16, 20, 24]
+    assert default_bucket_boundaries(None, 30, static_shapes=True)[-1] == 512
+    assert default_bucket_boundaries(12, 5) == [4, 6, 8, 10, 12]
+    fine = default_bucket_boundaries(200, 200)
+    assert fine[:3] == [4, 6, 8] and fine[29:32] == [62, 64, 68] and fine[-4:] == [124, 128, 160, 192]
     assert default_bucket_boundaries(None, 30)[-1] == 512
     with pytest.raises(ValueError, match="positive and increasing"):
         make_dataset([("a", "b")], CharTokenizer.build(["a"]), CharTokenizer.build(["b"]), 4, bucket_boundaries=[5, 5])

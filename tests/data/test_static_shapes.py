@@ -31,7 +31,7 @@ def _bucket(source, target, lengths):
 
 
 def test_an_epoch_has_one_shape_per_bucket_and_only_full_batches(pairs, tokenizers):
-    lengths = static_bucket_lengths(MAX_SOURCE, MAX_TARGET, default_bucket_boundaries(MAX_SOURCE, MAX_TARGET))
+    lengths = static_bucket_lengths(MAX_SOURCE, MAX_TARGET, default_bucket_boundaries(MAX_SOURCE, MAX_TARGET, True))
     assert lengths == [8, 12, 16, 20, 24]
     per_bucket = np.bincount([_bucket(s, t, lengths) for s, t in pairs], minlength=len(lengths))
     assert per_bucket.min() >= BATCH  # every bucket fills at least one batch
