@@ -143,3 +143,18 @@ def test_a_shortlist_search_compiles_with_xla():
     result = compiled(tf.constant(SOURCE))
     np.testing.assert_array_equal(result.ids, eager.ids)
     np.testing.assert_allclose(result.scores, eager.scores, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name, overrides", [("luong_general", {}), ("luong_general", {"tie_embeddings": True}),
+                                             ("bahdanau", {})])
+def test_the_whole_projection_made_once_per_batch_scores_as_the_steps_own_output_layer(name, overrides):
+    """`restrict_output(None)`, which the searches pass to every step, is the vocabulary projection itself."""
+    model = tiny_model(name, **overrides)
+    memory, state = model.encode(tf.constant(SOURCE))
+    state = tf.nest.map_structure(lambda s: tf.expand_dims(s, 1), state)
+    tokens = tf.fill([len(SOURCE), 1], 1)
+    own, _, _ = model.step(tokens, state, memory)
+    whole = model.restrict_output(None)
+    assert whole.kernel.shape == (whole.kernel.shape[0], model.target_vocab_size) and whole.allowed is None
+    ready, _, _ = model.step(tokens, state, memory, output=whole)
+    np.testing.assert_allclose(ready, own, rtol=1e-6, atol=1e-6)

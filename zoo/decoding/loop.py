@@ -24,7 +24,8 @@ class SearchInputs(NamedTuple):
         output_ids: None when the model scores the whole vocabulary, else int32 `(M,)`:
             the sorted target ids of a shortlist, one per column of the log-probabilities.
         output: None, or the model's output layer restricted to `output_ids`
-            (`model.restrict_output`), passed to every `model.step`.
+            (`model.restrict_output`; all of it when `output_ids` is None), passed to
+            every `model.step`.
     """
 
     source_ids: tf.Tensor
@@ -87,6 +88,8 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
     if shortlist is not None:
         output_ids, allowed = shortlist.select(source_ids)
         output = model.restrict_output(output_ids, allowed)
+    elif hasattr(model, "restrict_output"):
+        output = model.restrict_output(None)  # the whole projection, ready for every step
     return SearchInputs(
         source_ids=source_ids,
         source_mask=tf.not_equal(source_ids, PAD_ID),

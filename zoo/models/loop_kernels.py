@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.linear import linear
+
 
 class LoopKernels:
     """The loop-invariant kernels a time loop multiplies by, cast once, with their gradients taken outside it.
@@ -38,14 +40,46 @@ class LoopKernels:
         self._loop = {}  # name -> the kernel the loop reads
         self._inputs = {}  # name -> stacked step inputs (T, B, D)
         self._step = {}  # name -> this step's inputs, until `recorded`
+        self._probed = []  # the kernels added with `probe=True`
+        self._probes = {}  # name -> this step's zeros, from `start_step`
 
-    def add(self, name, kernel):
-        """`kernel` `(D, G)` as the loop reads it: in the compute dtype, and without a gradient of its own."""
+    @property
+    def names(self):
+        return list(self._loop)
+
+    def add(self, name, kernel, probe=False):
+        """`kernel` `(D, G)` as the loop reads it: in the compute dtype, and without a gradient of its own.
+
+        `probe`: the step's product is not added to a routed tensor (see `probes`).
+        """
         kernel = ops.convert_to_tensor(kernel)
         self._sources[name] = kernel
         cast = ops.cast(kernel, self.dtype)
         self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
+        if probe:
+            self._probed.append(name)
         return self._loop[name]
+
+    def probes(self, leading_shape):
+        """`{name: zeros (*leading_shape, G)}`, routed to the kernels added with `probe=True`.
+
+        The loop reads them one step at a time (`start_step`) and `product` adds them to
+        the kernel's product, so that their gradient is the product's. Empty when the
+        gradients are not deferred.
+        """
+        if not self.deferred:
+            return {}
+        return {name: self.route(ops.zeros((*leading_shape, self._loop[name].shape[-1]), self.dtype), [name])
+                for name in self._probed}
+
+    def start_step(self, probes):
+        """In a step, first: this step's slices of `probes`."""
+        self._probes = probes
+
+    def product(self, name, inputs):
+        """In a step: `inputs (..., D) @ kernel` of the kernel `name` added with `probe=True`, recording `inputs`."""
+        product = linear(inputs, self.use(name, inputs))
+        return product + self._probes[name] if name in self._probes else product
 
     def use(self, name, inputs):
         """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`."""

@@ -108,6 +108,7 @@ class LuongSeq2Seq(Seq2Seq):
         return memory, tuple(state)
 
     def add_loop_kernels(self, kernels):
+        kernels.add("attentional", self.attentional.kernel, probe=True)  # W_c of tanh(W_c [c_t; s_t])
         cell = self.cells[0]
         if not cell.additive:
             return []
@@ -135,8 +136,11 @@ class LuongSeq2Seq(Seq2Seq):
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
         context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])
-        kernel = ops.cast(self.attentional.kernel, self.compute_dtype)
-        attentional = ops.tanh(linear(ops.concatenate([context, inputs], axis=-1), kernel))  # h~_t (B, K, D)
+        combined = ops.concatenate([context, inputs], axis=-1)  # [c_t; s_t]
+        if kernels is None:
+            attentional = ops.tanh(linear(combined, ops.cast(self.attentional.kernel, self.compute_dtype)))
+        else:
+            attentional = ops.tanh(kernels.product("attentional", combined))  # h~_t (B, K, D)
         if self.input_feeding:
             new_state.append(attentional)
         return attentional, weights, tuple(new_state)

@@ -120,10 +120,12 @@ class Seq2Seq(keras.Model):
         raise NotImplementedError
 
     def add_loop_kernels(self, kernels):
-        """Adds to `kernels` (a `LoopKernels`) the kernels whose products `recur` adds to `gates` unchanged.
+        """Adds to `kernels` (a `LoopKernels`) kernels whose gradients are taken after the loop.
 
-        Returns their names; `recur` then gets `kernels` and reads each of them with
-        `kernels.use(name, step_inputs)`. By default none: `recur` reads its own weights.
+        Returns the names of those whose products `recur` adds to `gates` unchanged (it
+        reads them with `kernels.use(name, step_inputs)`); others are added with
+        `probe=True` (`recur` computes them with `kernels.product(name, step_inputs)`).
+        `recur` gets `kernels` if any were added. By default none: `recur` reads its own weights.
         """
         return []
 
@@ -191,14 +193,17 @@ class Seq2Seq(keras.Model):
         kernels = LoopKernels(self.compute_dtype)
         routed = self.add_loop_kernels(kernels)
         gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
+        probes = kernels.probes((*ops.shape(gates)[:2], 1))  # {name: (T, B, 1, G)}
 
-        def body(state, gates_t):  # gates_t (B, G)
+        def body(state, step):  # gates_t (B, G)
+            gates_t, probes_t = step
+            kernels.start_step(probes_t)
             features, attention, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training,
-                                                    kernels=kernels if routed else None)
+                                                    kernels=kernels if kernels.names else None)
             # (B, D_feat), (B, S), and the inputs of the kernels of `kernels` (B, 1, D)
             return state, (ops.squeeze(features, 1), ops.squeeze(attention, 1), kernels.recorded())
 
-        _, (features, attention, inputs) = scan(body, state, gates)  # (T, B, ...)
+        _, (features, attention, inputs) = scan(body, state, (gates, probes))  # (T, B, ...)
         for name, stacked in inputs.items():
             kernels.set_inputs(name, stacked)
         features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
@@ -214,12 +219,15 @@ class Seq2Seq(keras.Model):
         """The output layer over the target ids `ids` int32 `(M,)` only, for `step(..., output=)`.
 
         Gathers the projection's M columns once per batch (not once per step), in the compute
-        dtype. `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may
+        dtype. `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and
+        for a tied projection transposed, once per batch instead of at every step). `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may
         produce: the others get a log-probability of -inf, so each sentence's log-softmax runs
         over its own ids.
         """
         projection = self.vocabulary_projection
-        kernel, bias = (ops.take(w, ids, axis=-1) for w in (projection.kernel, projection.bias))
+        kernel, bias = projection.kernel, projection.bias
+        if ids is not None:
+            kernel, bias = (ops.take(w, ids, axis=-1) for w in (kernel, bias))
         return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
 
     def step(self, token_ids, state, memory, output=None):
