@@ -68,6 +68,9 @@ flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at le
                      "sentence of --tsv (the last batch partial)")
 flags.DEFINE_bool("bleu", False, "with --workdir: also score each search's translations of the timed sentences "
                   "against --tsv's references (second column) with sacreBLEU (BLEU, chrF)")
+flags.DEFINE_bool("sort_by_length", True, "batch the timed sentences in order of source length, as zoo-eval, "
+                  "zoo-translate and zoo-serve's batcher do (a batch decodes until its slowest sentence is done); "
+                  "--nosort_by_length: in file order")
 flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
 flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
@@ -131,7 +134,8 @@ def load_model(batch_sizes):
         if FLAGS.bleu:
             if any(len(row) < 2 for row in rows):
                 raise app.UsageError(f"--bleu: {FLAGS.tsv} has lines without a reference (second column)")
-            scorer = lambda results: bleu_of(target_tokenizer, results, [row[1] for row in rows])  # noqa: E731
+            scorer = lambda order, results: bleu_of(target_tokenizer, results,  # noqa: E731
+                                                    [rows[i][1] for i in order])
         return model, sources, max_length, setting, scorer
     base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
     model = EndlessModel(base, EOS_ID)
@@ -179,7 +183,9 @@ def shortlist_tables():
 
 
 def time_search(run, batches, scorer=None):
-    """Times `run` over `batches` (best of --repeats): a dict of the measured figures."""
+    """Times `run` over `batches` (best of --repeats): a dict of the measured figures.
+
+    `scorer(results)`: sacreBLEU and chrF of the batches' best translations, or None."""
     import numpy as np
 
     started = time.perf_counter()
@@ -283,7 +289,9 @@ def main(argv):
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)
-            batches = [tf.constant(trimmed(sources[i:i + batch_size])) for i in range(0, count, batch_size)]
+            order = timed_order(sources, count)
+            batches = [tf.constant(trimmed(sources[order[i:i + batch_size]])) for i in range(0, count, batch_size)]
+            score = None if scorer is None or mode == "eager" else (lambda results, o=order: scorer(o, results))
             # The ids each table scores per batch (exactly; under XLA more).
             candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
                                                                            for b in batches])), 1)}
@@ -302,7 +310,7 @@ def main(argv):
                         run = graph_single[width]
                     row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
                     results.append({**row, "search": name,
-                                    **time_search(run, batches, None if mode == "eager" else scorer)})
+                                    **time_search(run, batches, score)})
                     print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
@@ -311,10 +319,23 @@ def main(argv):
         "target_vocab_size": int(getattr(model, "target_vocab_size", FLAGS.vocab_size)),
         "shortlists": {label: table.settings() for label, table in tables.items()},
         "shortlist_learned_from": FLAGS.shortlist_tsv if tables else None,
+        "batches": "length-sorted (as zoo-eval)" if FLAGS.sort_by_length else "in file order",
         "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "summary": summary, "results": results,
     }, indent=1))
+
+
+def timed_order(sources, count):
+    """The indices of the first `count` sentences, by increasing source length in tokens with
+    --sort_by_length (equal lengths keep their order; `zoo.inference.batching` sorts the texts by
+    their characters)."""
+    import numpy as np
+
+    if not FLAGS.sort_by_length:
+        return np.arange(count)
+    lengths = (sources[:count] != 0).sum(axis=1)
+    return np.argsort(lengths, kind="stable")
 
 
 def trimmed(batch):

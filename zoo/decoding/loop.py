@@ -26,6 +26,8 @@ class SearchInputs(NamedTuple):
         output: None, or the model's output layer restricted to `output_ids`
             (`model.restrict_output`; all of it when `output_ids` is None), passed to
             every `model.step`.
+        kernels: None, or the model's `step_kernels()` (its kernels cast once), passed to
+            every `model.step`.
     """
 
     source_ids: tf.Tensor
@@ -36,6 +38,7 @@ class SearchInputs(NamedTuple):
     initial_state: Any
     output_ids: Any = None
     output: Any = None
+    kernels: Any = None
 
     @property
     def batch_size(self):
@@ -99,6 +102,7 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
         initial_state=state,
         output_ids=output_ids,
         output=output,
+        kernels=model.step_kernels() if hasattr(model, "step_kernels") else None,
     )
 
 
@@ -151,6 +155,8 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
 
     def one_step(loop):
         restricted = {} if inputs.output is None else {"output": inputs.output}
+        if inputs.kernels is not None:
+            restricted["kernels"] = inputs.kernels
         log_probs, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
         chosen = strategy.advance(inputs, loop, tf.cast(log_probs, tf.float32), tf.cast(attention, tf.float32))
         if chosen.parents is not None:

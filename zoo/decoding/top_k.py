@@ -28,9 +28,11 @@ def blocked_top_k(values, k, block_size=64):
     outer = tf.shape(values)[:-1]
     rows = tf.reshape(values, [-1, length])  # (R, V)
     num_blocks = (length + block_size - 1) // block_size
-    padding = num_blocks * block_size - length
-    lowest = tf.fill([tf.shape(rows)[0], padding], tf.constant(values.dtype.min, values.dtype))
-    blocks = tf.reshape(tf.concat([rows, lowest], 1), [-1, num_blocks, block_size])  # (R, NB, block)
+    if values.shape[-1] is None or values.shape[-1] % block_size:
+        padding = num_blocks * block_size - length
+        lowest = tf.fill([tf.shape(rows)[0], padding], tf.constant(values.dtype.min, values.dtype))
+        rows = tf.concat([rows, lowest], 1)  # (not a copy of every row when the blocks fill it exactly)
+    blocks = tf.reshape(rows, [-1, num_blocks, block_size])  # (R, NB, block)
     block_count = tf.minimum(k, num_blocks)
     _, chosen = tf.math.top_k(tf.reduce_max(blocks, axis=2), k=block_count)  # (R, k)
     chosen = tf.sort(chosen, axis=1)  # index order, for the ties

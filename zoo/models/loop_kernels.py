@@ -33,9 +33,10 @@ class LoopKernels:
 
     enabled = True  # False: every kernel is cast once and differentiated inside the loop (a reference)
 
-    def __init__(self, dtype):
+    def __init__(self, dtype, deferred=True):
+        """`dtype`: the compute dtype; `deferred=False`: only cast once (a decoding loop, no gradients)."""
         self.dtype = dtype
-        self.deferred = self.enabled and keras.backend.backend() == "tensorflow"
+        self.deferred = deferred and self.enabled and keras.backend.backend() == "tensorflow"
         self._sources = {}  # name -> the kernel as the model holds it (what the gradient is for)
         self._loop = {}  # name -> the kernel the loop reads
         self._inputs = {}  # name -> stacked step inputs (T, B, D)

@@ -230,7 +230,13 @@ class Seq2Seq(keras.Model):
             kernel, bias = (ops.take(w, ids, axis=-1) for w in (kernel, bias))
         return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
 
-    def step(self, token_ids, state, memory, output=None):
+    def step_kernels(self):
+        """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`), or None."""
+        kernels = LoopKernels(self.compute_dtype, deferred=False)
+        self.add_loop_kernels(kernels)
+        return kernels if kernels.names else None
+
+    def step(self, token_ids, state, memory, output=None, kernels=None):
         """One decoder step for K hypotheses per sentence.
 
         Args:
@@ -239,14 +245,17 @@ class Seq2Seq(keras.Model):
             memory: the dict returned by `encode`, `(B, ...)`.
             output: None for the whole vocabulary, or a `RestrictedOutput` of M target ids
                 (`restrict_output`): the log-softmax then runs over them only.
+            kernels: None, or `step_kernels()` made once before the loop.
 
         Returns:
             `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax (`(B, K, M)`
             with `output`), the new state `(B, K, ...)`, float32 attention weights `(B, K, S)`.
         """
-        embedded = self.target_embedding(ops.cast(token_ids, "int32"))  # (B, K, E)
+        # The rows of the embedding, then cast (the layer would cast its whole table at every step).
+        table = self.target_embedding.embeddings
+        embedded = ops.cast(ops.take(table, ops.cast(token_ids, "int32"), axis=0), self.compute_dtype)  # (B, K, E)
         gates = self.decoder_input_cell.project_inputs(embedded)
-        features, attention, state = self.recur(gates, state, memory, training=False)
+        features, attention, state = self.recur(gates, state, memory, training=False, kernels=kernels)
         if output is None:
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
