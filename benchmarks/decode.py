@@ -15,6 +15,10 @@ search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement.
 
+The timed sentences are batched in order of source length (`--sort_by_length`, as `zoo-eval`
+and `zoo-translate` batch them); `--nosort_by_length` keeps the file's order, where a batch
+decodes until its longest sentence is done.
+
 With `--bleu` every row (but eager ones) also holds the sacreBLEU and chrF of its best
 translations of the timed sentences against `--tsv`'s references (`--sentences 0`: all of
 them), so that each setting's speed and its translation quality come from the same run.
@@ -68,8 +72,8 @@ flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at le
                      "sentence of --tsv (the last batch partial)")
 flags.DEFINE_bool("bleu", False, "with --workdir: also score each search's translations of the timed sentences "
                   "against --tsv's references (second column) with sacreBLEU (BLEU, chrF)")
-flags.DEFINE_bool("sort_by_length", True, "batch the timed sentences in order of source length, as zoo-eval, "
-                  "zoo-translate and zoo-serve's batcher do (a batch decodes until its slowest sentence is done); "
+flags.DEFINE_bool("sort_by_length", True, "batch the timed sentences in order of source length, as zoo-eval "
+                  "and zoo-translate do (a batch decodes until its slowest sentence is done); "
                   "--nosort_by_length: in file order")
 flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
