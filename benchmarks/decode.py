@@ -50,7 +50,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from zoo.constants import DEFAULT_LENGTH_PENALTY  # noqa: E402  (standard library only: cheap)
+from zoo.constants import BEAM_STOPPING, DEFAULT_LENGTH_PENALTY  # noqa: E402  (standard library only: cheap)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "a zoo-train workdir (default: a random reference-size model)")
@@ -274,7 +274,7 @@ def main(argv):
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
     model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
-    unknown = set(FLAGS.stopping) - {"exact", "approximate"}
+    unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)
     if unknown:
         raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
     searches = {"greedy": None}

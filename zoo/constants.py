@@ -28,6 +28,7 @@ FIRST_REGULAR_ID = len(RESERVED_TOKENS)  # the first id of a real token
 
 # Decoding defaults: what a search uses when neither the caller nor the export says otherwise.
 DEFAULT_BEAM_WIDTH = 5
+BEAM_STOPPING = ("exact", "approximate")  # the stopping rules of beam search (docs/decoding.md)
 DEFAULT_LENGTH_PENALTY = 0.6  # GNMT length penalty alpha (Wu et al., 2016)
 DEFAULT_MAX_SOURCE_LENGTH = 200  # tokens; when neither the caller nor the training config gives one
 DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bound)

@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
-from zoo.constants import DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
+from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding.beams import Finished, History, gather_beams, static_int, trace_back
 from zoo.decoding.constraints import is_forbidden
@@ -17,7 +17,7 @@ from zoo.decoding.strategy import Advance, DecodingStrategy
 from zoo.decoding.top_k import blocked_top_k
 
 NEG_INF = float("-inf")
-STOPPING = ("exact", "approximate")  # BeamSearch's stopping rules
+STOPPING = BEAM_STOPPING  # BeamSearch's stopping rules
 
 
 class BeamState(NamedTuple):

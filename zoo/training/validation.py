@@ -6,6 +6,8 @@ Fields not listed in `RULES` (seeds, file names, fields a user's recipe adds) ta
 of their type; the data fields are checked when the data is read.
 """
 
+from zoo.constants import BEAM_STOPPING
+
 
 class Rule:
     """A check on one field's value and the words that say what it accepts.
@@ -152,7 +154,7 @@ RULES = {
     "init_scale": at_least(0.0),
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
-    "length_penalty": at_least(0.0), "beam_stopping": one_of(("exact", "approximate")),
+    "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
     "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
