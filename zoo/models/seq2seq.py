@@ -195,7 +195,7 @@ class Seq2Seq(keras.Model):
         gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
         probes = kernels.probes((*ops.shape(gates)[:2], 1))  # {name: (T, B, 1, G)}
 
-        def body(state, step):  # gates_t (B, G)
+        def body(state, step):  # step: gates_t (B, G), {name: probe_t (B, 1, G)}
             gates_t, probes_t = step
             kernels.start_step(probes_t)
             features, attention, state = self.recur(ops.expand_dims(gates_t, 1), state, memory, training=training,
@@ -220,9 +220,10 @@ class Seq2Seq(keras.Model):
 
         Gathers the projection's M columns once per batch (not once per step), in the compute
         dtype. `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and
-        for a tied projection transposed, once per batch instead of at every step). `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may
-        produce: the others get a log-probability of -inf, so each sentence's log-softmax runs
-        over its own ids.
+        for a tied projection transposed, once per batch instead of at every step).
+        `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may produce:
+        the others get a log-probability of -inf, so each sentence's log-softmax runs over
+        its own ids.
         """
         projection = self.vocabulary_projection
         kernel, bias = projection.kernel, projection.bias
