@@ -17,7 +17,6 @@ from zoo.decoding.strategy import Advance, DecodingStrategy
 from zoo.decoding.top_k import blocked_top_k
 
 NEG_INF = float("-inf")
-STOPPING = BEAM_STOPPING  # BeamSearch's stopping rules
 
 
 class BeamState(NamedTuple):
@@ -137,8 +136,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
     def __post_init__(self):
         check_length_normalization(self.length_normalization)
-        if self.stopping not in STOPPING:
-            raise ValueError(f"stopping must be one of {list(STOPPING)}, received {self.stopping!r}.")
+        if self.stopping not in BEAM_STOPPING:
+            raise ValueError(f"stopping must be one of {list(BEAM_STOPPING)}, received {self.stopping!r}.")
         beam = static_int(self.beam_width, "beam_width")
         if isinstance(beam, int) and beam < 1:
             raise ValueError(f"beam_width must be >= 1, received {beam}.")

@@ -26,7 +26,6 @@ import tensorflow as tf
 
 from zoo import constants
 from zoo.decoding import Greedy, Sampling, Shortlist, decode, sequence_log_prob, strategy_for
-from zoo.decoding.beam_search import STOPPING
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -98,8 +97,8 @@ class ServingModule(tf.Module):
             )
         if coverage_penalty < 0:
             raise ValueError(f"ServingModule: coverage_penalty must be >= 0, received {coverage_penalty}.")
-        if beam_stopping not in STOPPING:
-            raise ValueError(f"ServingModule: beam_stopping must be one of {list(STOPPING)}, "
+        if beam_stopping not in constants.BEAM_STOPPING:
+            raise ValueError(f"ServingModule: beam_stopping must be one of {list(constants.BEAM_STOPPING)}, "
                              f"received {beam_stopping!r}.")
         for side, tokenizer, size in (
             ("source", source_tokenizer, model.source_vocab_size),
