@@ -73,37 +73,31 @@ class BidirectionalEncoder(keras.layers.Layer):
         time_mask = ops.cast(ops.transpose(mask)[:, :, None], inputs.dtype)  # (S, B, 1)
         forward_gates = ops.transpose(forward_cell.project_inputs(inputs), (1, 0, 2))  # (S, B, G)
         backward_gates = ops.flip(ops.transpose(backward_cell.project_inputs(inputs), (1, 0, 2)), 0)
-        # An LSTM's recurrent kernels get their gradients after the loop (`LoopKernels`).
-        kernels = LoopKernels(self.compute_dtype) if forward_cell.additive else None
-        if kernels is not None:
-            recurrent = (kernels.add("forward", forward_cell.recurrent_kernel),
-                         kernels.add("backward", backward_cell.recurrent_kernel))
+        kernels = LoopKernels(self.compute_dtype)
+        if forward_cell.additive:  # an LSTM's recurrent kernels get their gradients after the loop
+            for name, cell in (("forward", forward_cell), ("backward", backward_cell)):
+                kernels.add(name, cell.recurrent_kernel)
             forward_gates = kernels.route(forward_gates, ["forward"])
             backward_gates = kernels.route(backward_gates, ["backward"])
-        else:
-            recurrent = (None, None)
         steps = (forward_gates, backward_gates, time_mask, ops.flip(time_mask, 0))
         zeros = ops.zeros_like(forward_gates[0, :, :units])  # (B, U)
         init = (forward_cell.initial_state(zeros), backward_cell.initial_state(zeros))
 
         def body(carry, step):
-            forward_state, backward_state = carry
             outputs, new_carry = [], []
-            for cell, state, gates, keep, kernel in (
-                (forward_cell, forward_state, step[0], step[2], recurrent[0]),
-                (backward_cell, backward_state, step[1], step[3], recurrent[1]),
+            for name, cell, state, gates, keep in (
+                ("forward", forward_cell, carry[0], step[0], step[2]),
+                ("backward", backward_cell, carry[1], step[1], step[3]),
             ):
-                output, new_state = cell.step(gates, state, recurrent_kernel=kernel)
+                # The recurrent kernel cast once (None: the cell's own), recording h_{t-1}.
+                output, new_state = cell.step(gates, state, recurrent_kernel=kernels.use(name, state[0]))
                 # A padded step leaves the state as it was and outputs zeros.
                 new_carry.append(tuple(ops.where(keep > 0, n, o) for n, o in zip(new_state, state)))
                 outputs.append(keep * output)
-            # The step's outputs, and the states h_{t-1} its recurrent kernels multiplied.
-            return tuple(new_carry), (ops.concatenate(outputs, axis=-1), forward_state[0], backward_state[0])
+            return tuple(new_carry), (ops.concatenate(outputs, axis=-1), kernels.recorded())
 
-        (forward_state, backward_state), (outputs, forward_inputs, backward_inputs) = scan(body, init, steps)
-        if kernels is not None:
-            kernels.set_inputs("forward", forward_inputs)
-            kernels.set_inputs("backward", backward_inputs)
+        (forward_state, backward_state), (outputs, inputs) = scan(body, init, steps)
+        kernels.set_inputs(inputs)
         forward_outputs = outputs[:, :, :units]  # outputs (S, B, 2U)
         backward_outputs = ops.flip(outputs[:, :, units:], 0)
         outputs = ops.transpose(ops.concatenate([forward_outputs, backward_outputs], axis=-1), (1, 0, 2))

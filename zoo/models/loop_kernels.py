@@ -13,7 +13,7 @@ class LoopKernels:
     step, a small `x_t^T dz_t` product, its cast to the variable's dtype under mixed
     precision and a running sum of a kernel-sized tensor; on a CPU these per-step ops cost
     more than the step's own arithmetic. Here the loop reads `W` cast once and cut from the
-    gradient (`add`), the step's inputs `x_t` are stacked by the loop (`set_inputs`), and
+    gradient (`add`), the step's inputs `x_t` are recorded (`use`) and stacked by the loop (`set_inputs`), and
     `dW = sum_t x_t^T dz_t` is one matrix product of `X (T, B, D)` and `dZ (T, B, G)` after
     the loop. `dZ` is the gradient of the tensor `G (T, B, G)` that the loop reads one step
     at a time and adds to `z_t` (`route`): `dz_t = dg_t`. So it only applies where the
@@ -27,8 +27,9 @@ class LoopKernels:
         kernels = LoopKernels("bfloat16")
         u = kernels.add("recurrent", cell.recurrent_kernel)
         gates = kernels.route(gates, ["recurrent"])  # (T, B, 4U): the loop's input
-        # in the step: h, state = cell.step(gates_t, state, recurrent_kernel=u), recording h_{t-1}
-        kernels.set_inputs("recurrent", previous_h)  # (T, B, U), after the loop
+        # in the step: output, state = cell.step(gates_t, state, kernels.use("recurrent", state[0]))
+        # (u, recording h_{t-1}); the step also outputs kernels.recorded(), which the loop stacks:
+        kernels.set_inputs(stacked)  # {"recurrent": (T, B, U)}, after the loop
     """
 
     enabled = True  # False: every kernel is cast once and differentiated inside the loop (a reference)
@@ -119,9 +120,9 @@ class LoopKernels:
 
         return attach(gates, *(self._sources[name] for name in names))
 
-    def set_inputs(self, name, inputs):
-        """The step inputs `(T, B, ..., D)` that multiplied the kernel `name`, stacked by the loop.
+    def set_inputs(self, stacked):
+        """`{name: (T, B, ..., D)}`: the steps' `recorded()` inputs of each kernel, stacked by the loop.
 
         Their leading axes must be those of the routed tensor's, in the same order.
         """
-        self._inputs[name] = inputs
+        self._inputs.update(stacked)

@@ -204,8 +204,7 @@ class Seq2Seq(keras.Model):
             return state, (ops.squeeze(features, 1), ops.squeeze(attention, 1), kernels.recorded())
 
         _, (features, attention, inputs) = scan(body, state, (gates, probes))  # (T, B, ...)
-        for name, stacked in inputs.items():
-            kernels.set_inputs(name, stacked)
+        kernels.set_inputs(inputs)
         features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
         attention = ops.cast(ops.transpose(attention, (1, 0, 2)), "float32")  # (B, T, S)
         # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.
