@@ -331,15 +331,16 @@ def main(argv):
 
 
 def timed_order(sources, count):
-    """The indices of the first `count` sentences, by increasing source length in tokens with
-    --sort_by_length (equal lengths keep their order; `zoo.inference.batching` sorts the texts by
-    their characters)."""
+    """The indices of the first `count` sentences; with --sort_by_length in the order of
+    `zoo.inference.batches_by_length` (the batcher of zoo-eval and zoo-translate), by tokens."""
     import numpy as np
 
     if not FLAGS.sort_by_length:
         return np.arange(count)
-    lengths = (sources[:count] != 0).sum(axis=1)
-    return np.argsort(lengths, kind="stable")
+    from zoo.inference import batches_by_length
+
+    (order,) = batches_by_length([row[row != 0] for row in sources[:count]], count)
+    return np.array(order)
 
 
 def trimmed(batch):
