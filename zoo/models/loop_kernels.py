@@ -84,10 +84,12 @@ class LoopKernels:
         return product + self._probes[name] if name in self._probes else product
 
     def use(self, name, inputs):
-        """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`."""
+        """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`
+        when its gradient is deferred (otherwise nothing needs them)."""
         if name not in self._loop:
             return None
-        self._step[name] = inputs
+        if self.deferred:
+            self._step[name] = inputs
         return self._loop[name]
 
     def recorded(self):
