@@ -65,6 +65,8 @@ flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function
 flags.DEFINE_float("length_penalty", DEFAULT_LENGTH_PENALTY, "alpha of the beam search")
 flags.DEFINE_list("stopping", ["exact"], "beam search stopping rules timed: exact and/or approximate "
                   "(rows beamK and beamK_approximate)")
+flags.DEFINE_bool("alignments", False, "keep each search's attention alignments (the beam_search signature "
+                  "does; serving_default, greedy, sample and zoo-eval keep none)")
 flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
 flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
@@ -252,8 +254,10 @@ def searches_of(model, max_length, shortlist, sampling):
 
     def search(source, width, stopping="exact"):
         if width is None or isinstance(width, Sampling):
-            return decode(model, source, width or Greedy(), max_length=max_length, shortlist=shortlist)
-        strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty, stopping=stopping)
+            strategy = width or Greedy(alignments=FLAGS.alignments)
+            return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
+        strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty, stopping=stopping,
+                              alignments=FLAGS.alignments)
         return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
 
     graph = {stopping: tf.function(lambda source, width, s=stopping: search(source, width, s),
@@ -281,7 +285,8 @@ def main(argv):
     for stopping in FLAGS.stopping:
         suffix = "" if stopping == "exact" else f"_{stopping}"
         searches.update({f"beam{w}{suffix}": (int(w), stopping) for w in FLAGS.beam_widths})
-    sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0)
+    sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0,
+                        alignments=FLAGS.alignments)
     if FLAGS.sampling:
         searches["sampling"] = sampling
     results = []
@@ -324,6 +329,7 @@ def main(argv):
         "shortlists": {label: table.settings() for label, table in tables.items()},
         "shortlist_learned_from": FLAGS.shortlist_tsv if tables else None,
         "batches": "length-sorted (as zoo-eval)" if FLAGS.sort_by_length else "in file order",
+        "alignments": "kept" if FLAGS.alignments else "not kept (as serving_default and zoo-eval)",
         "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "summary": summary, "results": results,

@@ -131,3 +131,18 @@ def test_a_new_strategy_is_one_class():
 def test_decode_rejects_what_is_not_a_strategy():
     with pytest.raises(TypeError, match="strategy must be a zoo.decoding strategy .* received 'greedy'"):
         decode(ToyModel(), SOURCE, "greedy")
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_a_search_without_alignments_finds_the_same_hypotheses_and_zero_attention(name):
+    model, strategy = ToyModel(seed=4, sharpness=0.8, end_bias=-1.0), STRATEGIES[name]
+    lean = dataclasses.replace(strategy, alignments=False)
+    full = decode(model, SOURCE, strategy)
+    assert float(tf.reduce_sum(tf.abs(full.attention))) > 0  # the full search does record attention
+    expected = full._replace(attention=tf.zeros_like(full.attention))
+    assert_same_result(decode(model, SOURCE, lean), expected)
+    compiled = tf.function(lambda source: decode(model, source, lean, max_length=12), jit_compile=True)
+    reference = decode(model, SOURCE, strategy, max_length=12)
+    assert_same_result(compiled(SOURCE), reference._replace(attention=tf.zeros_like(reference.attention)))
+    with pytest.raises(ValueError, match="alignments must be True or False"):
+        dataclasses.replace(strategy, alignments="no")

@@ -9,7 +9,7 @@ from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENA
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding.beams import Finished, History, gather_beams, static_int, trace_back
 from zoo.decoding.constraints import is_forbidden
-from zoo.decoding.history import write_row
+from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
 from zoo.decoding.length_penalty import check_length_normalization, length_penalty, ranking_score
 from zoo.decoding.loop import decode
 from zoo.decoding.result import DecodingResult
@@ -122,6 +122,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             (`t ** alpha`), see `zoo.decoding.length_penalty`.
         stopping: "exact" (the bound over every length still possible) or
             "approximate" (the current length only), see above.
+        alignments: False keeps no attention history (the result's `attention` is
+            zeros): for callers that never read it, a step then writes no `(B, K, S)` row.
 
     References: Wu et al., 2016, "Google's Neural Machine Translation System"
     (length and coverage penalties); Koehn, 2004, "Pharaoh" (beam search).
@@ -133,9 +135,11 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     coverage_penalty: Any = 0.0
     length_normalization: str = "gnmt"
     stopping: str = "exact"
+    alignments: bool = True
 
     def __post_init__(self):
         check_length_normalization(self.length_normalization)
+        check_alignments(self.alignments)
         if self.stopping not in BEAM_STOPPING:
             raise ValueError(f"stopping must be one of {list(BEAM_STOPPING)}, received {self.stopping!r}.")
         beam = static_int(self.beam_width, "beam_width")
@@ -172,7 +176,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             history=History(
                 tokens=tf.zeros([buffer_length, batch_size, beam], tf.int32),
                 parents=tf.zeros([buffer_length, batch_size, beam], tf.int32),
-                attention=tf.zeros([buffer_length, batch_size, beam, source_length], tf.float32),
+                attention=attention_buffer(self.alignments, [buffer_length, batch_size, beam, source_length]),
             ),
             finished=Finished(
                 scores=tf.fill([batch_size, hypotheses], NEG_INF),
@@ -223,7 +227,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         history = History(
             tokens=write_row(state.history.tokens, t, tokens),
             parents=write_row(state.history.parents, t, parents),
-            attention=write_row(state.history.attention, t, attention),
+            attention=write_row(state.history.attention, t, attention) if self.alignments else state.history.attention,
         )
         done = loop.done | at_limit | self.cannot_improve(live_log_probs, length, inputs.limits, finished)
         search = BeamState(live_log_probs=live_log_probs, coverage=coverage, history=history, finished=finished)
@@ -251,6 +255,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
     def finish(self, inputs, steps, search):
         ids, attention = trace_back(steps, search.history, search.finished)
+        if not self.alignments:
+            attention = no_alignments(ids, inputs.source_length)
         done = search.finished
         return DecodingResult.from_time_major(ids, done.last_step + 1, done.scores, done.log_probs, attention)
 
@@ -266,6 +272,7 @@ def beam_search(
     length_normalization="gnmt",
     shortlist=None,
     stopping="exact",
+    alignments=True,
 ):
     """`decode(model, source_ids, BeamSearch(...), max_length, shortlist)`: see `BeamSearch` and `decode`.
 
@@ -273,7 +280,7 @@ def beam_search(
         model: an object with `encode` and `step` (docs/interfaces.md).
         source_ids: int `(B, S)` source token ids padded with PAD_ID.
         beam_width, num_hypotheses, length_penalty, coverage_penalty,
-            length_normalization, stopping: see `BeamSearch`.
+            length_normalization, stopping, alignments: see `BeamSearch`.
         max_length: None or a positive int / int32 scalar tensor: the most target
             tokens, end token included: a cap on each sentence's `2 * source_length + 10`.
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
@@ -289,5 +296,5 @@ def beam_search(
         best = result.ids[:, 0, :]          # (B, T)
     """
     strategy = BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, length_normalization,
-                          stopping)
+                          stopping, alignments)
     return decode(model, source_ids, strategy, max_length, shortlist)

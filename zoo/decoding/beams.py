@@ -37,7 +37,8 @@ class History(NamedTuple):
     Fields:
         tokens: int32 `(T, B, K)`: the token of each live beam after step t.
         parents: int32 `(T, B, K)`: the beam at step t - 1 it extends.
-        attention: float32 `(T, B, K, S)`: the step's attention, rows indexed by the parent beam.
+        attention: float32 `(T, B, K, S)`: the step's attention, rows indexed by the parent beam
+            (an empty `(0,)` when the search keeps no alignments).
     """
 
     tokens: tf.Tensor
@@ -68,44 +69,38 @@ def trace_back(steps, history, finished):
 
     Args:
         steps: int32 scalar, the number of steps the search ran.
-        history: a `History` of T rows.
+        history: a `History` of T rows (its `attention` of rank 1 when the search kept none).
         finished: a `Finished` of N hypotheses.
 
     Returns:
         `(ids, attention)`, time-major: int32 `(T, B, N)` and float32 `(T, B, N, S)`,
-        PAD_ID and zero rows after each hypothesis' last token.
+        PAD_ID and zero rows after each hypothesis' last token; `attention` is None when
+        the history holds none.
     """
-    shape = tf.shape(history.attention)  # (T, B, K, S)
+    shape = tf.shape(history.tokens)  # (T, B, K)
     hypotheses = tf.shape(finished.last_step)[1]
+    aligned = history.attention.shape.rank == 4
 
     def keep_going(t, *unused):
         return t >= 0
 
-    def one_step(t, beam, ids, attention):
+    def one_step(t, beam, ids, *attention):
         at_last = tf.equal(t, finished.last_step)
         inside = t <= finished.last_step
         parent = tf.where(at_last, finished.last_parent, tf.gather(history.parents[t], beam, batch_dims=1))
         token = tf.where(at_last, finished.last_token, tf.gather(history.tokens[t], beam, batch_dims=1))
         token = tf.where(inside, token, PAD_ID)
-        weights = tf.gather(history.attention[t], parent, batch_dims=1)  # (B, N, S)
-        weights = tf.where(tf.expand_dims(inside, 2), weights, 0.0)
+        if aligned:
+            weights = tf.gather(history.attention[t], parent, batch_dims=1)  # (B, N, S)
+            weights = tf.where(tf.expand_dims(inside, 2), weights, 0.0)
+            attention = (write_row(attention[0], t, weights),)
         beam = tf.where(inside, parent, beam)
-        return t - 1, beam, write_row(ids, t, token), write_row(attention, t, weights)
+        return (t - 1, beam, write_row(ids, t, token), *attention)
 
-    _, _, ids, attention = tf.while_loop(
-        keep_going,
-        one_step,
-        (
-            steps - 1,
-            tf.zeros([shape[1], hypotheses], tf.int32),
-            tf.zeros([shape[0], shape[1], hypotheses], tf.int32),
-            tf.zeros([shape[0], shape[1], hypotheses, shape[3]], tf.float32),
-        ),
-        shape_invariants=(
-            tf.TensorShape([]),
-            tf.TensorShape([None, None]),
-            tf.TensorShape([None] * 3),
-            tf.TensorShape([None] * 4),
-        ),
-    )
-    return ids, attention
+    start = [steps - 1, tf.zeros([shape[1], hypotheses], tf.int32), tf.zeros([shape[0], shape[1], hypotheses], tf.int32)]
+    invariants = [tf.TensorShape([]), tf.TensorShape([None, None]), tf.TensorShape([None] * 3)]
+    if aligned:
+        start.append(tf.zeros([shape[0], shape[1], hypotheses, tf.shape(history.attention)[3]], tf.float32))
+        invariants.append(tf.TensorShape([None] * 4))
+    final = tf.while_loop(keep_going, one_step, tuple(start), shape_invariants=tuple(invariants))
+    return final[2], (final[3] if aligned else None)

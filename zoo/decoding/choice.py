@@ -9,7 +9,7 @@ from zoo.decoding.greedy import Greedy
 
 
 def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PENALTY, coverage_penalty=0.0,
-                 stopping="exact"):
+                 stopping="exact", alignments=True):
     """`Greedy` when `beam_width` is the Python int 1, else `BeamSearch(beam_width, ...)`.
 
     Greedy search is the cheaper loop for width 1 (no top-k, no trace-back); a tensor
@@ -19,12 +19,13 @@ def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PEN
 
     Args:
         beam_width: a Python int >= 1 or an int32 scalar tensor.
-        num_hypotheses, length_penalty, coverage_penalty, stopping: see `BeamSearch`.
+        num_hypotheses, length_penalty, coverage_penalty, stopping, alignments: see `BeamSearch`.
     """
     is_one = isinstance(beam_width, numbers.Integral) and not isinstance(beam_width, bool) and beam_width == 1
     if is_one:
         hypotheses = static_int(num_hypotheses, "num_hypotheses")
         if isinstance(hypotheses, int) and hypotheses < 1:
             raise ValueError(f"num_hypotheses must be >= 1, received {hypotheses}.")
-        return Greedy(length_penalty=length_penalty, coverage_penalty=coverage_penalty)
-    return BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, stopping=stopping)
+        return Greedy(length_penalty=length_penalty, coverage_penalty=coverage_penalty, alignments=alignments)
+    return BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, stopping=stopping,
+                      alignments=alignments)

@@ -5,6 +5,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from zoo.decoding.history import check_alignments
 from zoo.decoding.length_penalty import check_length_normalization, ranking_score
 from zoo.decoding.loop import decode
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
@@ -22,13 +23,16 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
         length_penalty: alpha, a float or float32 scalar tensor.
         coverage_penalty: beta >= 0 of the GNMT coverage penalty.
         length_normalization: "gnmt" or "average".
+        alignments: False keeps no attention history (the result's `attention` is zeros).
     """
 
     length_penalty: Any = 0.0
     coverage_penalty: Any = 0.0
     length_normalization: str = "gnmt"
+    alignments: bool = True
 
     def __post_init__(self):
+        check_alignments(self.alignments)
         check_length_normalization(self.length_normalization)
 
     def choose(self, log_probs, step, choice):
@@ -49,6 +53,7 @@ def greedy_search(
     coverage_penalty=0.0,
     length_normalization="gnmt",
     shortlist=None,
+    alignments=True,
 ):
     """`decode(model, source_ids, Greedy(...), max_length, shortlist)`: see `Greedy` and `decode`.
 
@@ -62,6 +67,7 @@ def greedy_search(
         length_penalty, coverage_penalty, length_normalization: only change the
             reported `scores`, see `Greedy`.
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
+        alignments: False: the result's `attention` is zeros (see `Greedy`).
 
     Returns:
         A `DecodingResult` with N = 1: `ids` int32 `(B, 1, T)`, `lengths` `(B, 1)`,
@@ -73,5 +79,5 @@ def greedy_search(
         result = greedy_search(model, source_ids)
         best = result.ids[:, 0, :]          # (B, T)
     """
-    strategy = Greedy(length_penalty, coverage_penalty, length_normalization)
+    strategy = Greedy(length_penalty, coverage_penalty, length_normalization, alignments)
     return decode(model, source_ids, strategy, max_length, shortlist)

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from zoo.decoding.history import check_alignments
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
 
 NEG_INF = float("-inf")
@@ -100,6 +101,7 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
             drawn; 0 allows the whole vocabulary (a known negative value is an
             error, a run-time one counts as 0).
         seed: None (a new random seed per call) or an int scalar or `(B,)`.
+        alignments: False keeps no attention history (the result's `attention` is zeros).
 
     References: Maddison et al., 2014, "A* Sampling" (the Gumbel-max trick); Fan et al.,
     2018, "Hierarchical Neural Story Generation" (top-k sampling).
@@ -108,8 +110,10 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
     temperature: Any = 1.0
     top_k: Any = 0
     seed: Any = None
+    alignments: bool = True
 
     def __post_init__(self):
+        check_alignments(self.alignments)
         top_k = tf.get_static_value(self.top_k)
         if top_k is not None and np.any(np.asarray(top_k) < 0):
             raise ValueError(f"top_k must be >= 0 (0: the whole vocabulary), received {top_k!r}.")

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
 from zoo.decoding.constraints import forbid_special_tokens
-from zoo.decoding.history import write_row
+from zoo.decoding.history import attention_buffer, no_alignments, write_row
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
 
@@ -19,7 +19,8 @@ class PathState(NamedTuple):
         lengths: int32 `(B,)`: tokens so far, end token included.
         coverage: float32 `(B, S)`: attention summed over the tokens so far.
         ids: int32 `(T, B)`: the chosen tokens, time-major, PAD_ID after the last.
-        attention: float32 `(T, B, S)`: each token's attention, zero rows after the last.
+        attention: float32 `(T, B, S)`: each token's attention, zero rows after the last
+            (an empty `(0,)` when the search keeps no alignments).
         choice: what `choose` needs from step to step (`()` when nothing).
     """
 
@@ -40,11 +41,15 @@ class SingleHypothesisSearch(DecodingStrategy):
     `log_probs` are the model's own (whatever `choose` did to pick a token), so they
     equal `sequence_log_prob` of the returned ids.
 
-    Subclasses implement `choose(log_probs, step, choice) -> token` and may override
+    `alignments` (a class attribute, or a field of a dataclass subclass) True keeps each
+    token's attention; False: the result's `attention` is zeros and no step writes a
+    history row. Subclasses implement `choose(log_probs, step, choice) -> token` and may override
     `start_choice(inputs)` (loop-invariant tensors `choose` needs, `()` by default) and
     `rank(log_probs, lengths, coverage, source_mask)` (the reported scores, by default
     the log-probabilities).
     """
+
+    alignments = True
 
     def width(self):
         return 1
@@ -72,7 +77,7 @@ class SingleHypothesisSearch(DecodingStrategy):
             lengths=tf.zeros([batch_size], tf.int32),
             coverage=tf.zeros([batch_size, source_length], tf.float32),
             ids=tf.zeros([inputs.buffer_length, batch_size], tf.int32),
-            attention=tf.zeros([inputs.buffer_length, batch_size, source_length], tf.float32),
+            attention=attention_buffer(self.alignments, [inputs.buffer_length, batch_size, source_length]),
             choice=self.start_choice(inputs),
         )
 
@@ -90,17 +95,19 @@ class SingleHypothesisSearch(DecodingStrategy):
             lengths=state.lengths + tf.cast(active, tf.int32),
             coverage=state.coverage + attention,
             ids=write_row(state.ids, t, token),
-            attention=write_row(state.attention, t, attention),
+            attention=write_row(state.attention, t, attention) if self.alignments else state.attention,
         )
         done = loop.done | tf.equal(token, EOS_ID) | (t + 1 >= inputs.limits)
         return Advance(tokens=token[:, None], parents=None, done=done, search=search)
 
     def finish(self, inputs, steps, search):
         scores = self.rank(search.log_probs, search.lengths, search.coverage, inputs.source_mask)
+        ids = search.ids[:, :, None]  # (T, B, 1)
+        attention = search.attention[:, :, None] if self.alignments else no_alignments(ids, inputs.source_length)
         return DecodingResult.from_time_major(
-            ids=search.ids[:, :, None],
+            ids=ids,
             lengths=search.lengths[:, None],
             scores=scores[:, None],
             log_probs=search.log_probs[:, None],
-            attention=search.attention[:, :, None],
+            attention=attention,
         )

@@ -164,14 +164,15 @@ class ServingModule(tf.Module):
     @serving_signature("serving_default")
     def serving_default(self, source):
         """Beam search with the export's defaults: `translation` (B,), `score` (B,)."""
-        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty, self.beam_stopping)
+        strategy = strategy_for(self.beam_width, 1, self.length_penalty, self.coverage_penalty, self.beam_stopping,
+                                alignments=False)
         result = decode(self.model, self._source_ids(source), strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
     @serving_signature("greedy")
     def greedy(self, source):
         """Greedy search: `translation` (B,), `score` (B,) ranked like beam search."""
-        strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty)
+        strategy = Greedy(length_penalty=self.length_penalty, coverage_penalty=self.coverage_penalty, alignments=False)
         result = decode(self.model, self._source_ids(source), strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "score": result.scores[:, 0]}
 
@@ -250,7 +251,7 @@ class ServingModule(tf.Module):
         top_k = per_example(top_k, batch_size, "top_k")
         top_k = tf.clip_by_value(top_k, 0, self.target_tokenizer.vocab_size)
         seed = per_example(seed, batch_size, "seed")
-        strategy = Sampling(temperature=temperature, top_k=top_k, seed=seed)
+        strategy = Sampling(temperature=temperature, top_k=top_k, seed=seed, alignments=False)
         result = decode(self.model, source_ids, strategy, self._length_cap, self.shortlist)
         return {"translation": self._texts(result.ids)[:, 0], "log_prob": result.log_probs[:, 0]}
 

@@ -52,10 +52,11 @@ class KerasTranslator:
         self.beam_stopping = beam_stopping
         self._searches = {}
 
-    def _search(self, beam_width, search=None):
+    def _search(self, beam_width, search=None, alignments=True):
         """The `tf.function` `source_ids (B, S) -> DecodingResult` (N = 1) of a search.
 
         `search` is "greedy" or "beam_search"; None picks greedy for a beam width of 1.
+        `alignments=False`: the search keeps no attention (the result's is zeros).
         """
         beam_width = int(beam_width)
         if beam_width < 1:
@@ -64,11 +65,12 @@ class KerasTranslator:
             raise ValueError(f"search must be {GREEDY!r} or {BEAM_SEARCH!r}, received {search!r}")
         penalties = {"length_penalty": self.length_penalty, "coverage_penalty": self.coverage_penalty}
         if search == BEAM_SEARCH:  # beam search even at width 1, as the export's `beam_search` signature does
-            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, stopping=self.beam_stopping, **penalties)
+            strategy = decoding.BeamSearch(beam_width, num_hypotheses=1, stopping=self.beam_stopping,
+                                           alignments=alignments, **penalties)
         else:
             strategy = decoding.strategy_for(1 if search == GREEDY else beam_width, stopping=self.beam_stopping,
-                                             **penalties)
-        key = (type(strategy).__name__, beam_width if isinstance(strategy, decoding.BeamSearch) else 1)
+                                             alignments=alignments, **penalties)
+        key = (type(strategy).__name__, beam_width if isinstance(strategy, decoding.BeamSearch) else 1, alignments)
         if key not in self._searches:
             max_length = self.max_target_length
 
@@ -90,15 +92,17 @@ class KerasTranslator:
             ids = tf.fill([len(sources), 1], constants.PAD_ID)  # all-empty batch: one pad column
         return ids
 
-    def decode_batch(self, sources, beam_width=1, search=None):
+    def decode_batch(self, sources, beam_width=1, search=None, alignments=True):
         """One batch, as it comes: `(texts, result, source_ids)`.
+
+        `alignments=False`: the search keeps no attention (the result's is zeros; faster).
 
         Returns:
           `texts` numpy bytes `(B,)` (the best hypotheses), the search's
           `DecodingResult` (N = 1) and the int32 `(B, S)` source ids it decoded.
         """
         source_ids = self.encode(sources)
-        result = self._search(beam_width, search)(source_ids)
+        result = self._search(beam_width, search, alignments)(source_ids)
         return self.target_tokenizer.decode(result.ids[:, 0, :]).numpy(), result, source_ids
 
     def translate(self, sources, beam_width=1, batch_size=256, return_attention=False, search=None, progress=None):
@@ -122,7 +126,8 @@ class KerasTranslator:
         hypotheses = [None] * len(sources)
         attentions = [None] * len(sources)
         for index in batches_by_length(sources, batch_size):
-            texts, result, source_ids = self.decode_batch([sources[i] for i in index], beam_width, search)
+            texts, result, source_ids = self.decode_batch([sources[i] for i in index], beam_width, search,
+                                                          alignments=return_attention)
             lengths = result.lengths[:, 0].numpy()
             source_lengths = tf.reduce_sum(tf.cast(source_ids != constants.PAD_ID, tf.int32), axis=1).numpy()
             for row, i in enumerate(index):

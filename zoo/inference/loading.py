@@ -197,7 +197,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
     search = GREEDY if width == 1 else BEAM_SEARCH  # as the export's greedy and beam_search signatures
 
     def translate(lines):
-        return translator.decode_batch(lines, width, search=search)[0].tolist()
+        return translator.decode_batch(lines, width, search=search, alignments=False)[0].tolist()
 
     if search == GREEDY:
         return translate, f"{path}: {constants.BEST_MODEL_FILE}, greedy{listed}"
