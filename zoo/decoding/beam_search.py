@@ -11,10 +11,10 @@ from zoo.decoding.beams import Finished, History, gather_beams, static_int, trac
 from zoo.decoding.constraints import is_forbidden
 from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
 from zoo.decoding.length_penalty import check_length_normalization, length_penalty, ranking_score
+from zoo.decoding.log_softmax import top_k_log_probs
 from zoo.decoding.loop import decode
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
-from zoo.decoding.top_k import blocked_top_k
 
 NEG_INF = float("-inf")
 
@@ -44,7 +44,7 @@ class Extensions(NamedTuple):
     is_end: tf.Tensor
 
 
-def best_extensions(step_log_probs, live_log_probs, beam, token_ids=None):
+def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
     """The 2K extensions with the highest log-probability (all have the same length).
 
     Only the K best extensions overall and the K best without end token matter; each has
@@ -53,14 +53,15 @@ def best_extensions(step_log_probs, live_log_probs, beam, token_ids=None):
     over `(B, K, V)`, no more.
 
     Args:
-        step_log_probs: float32 `(B, K, V)`, or `(B, K, M)` over a shortlist's columns;
+        step_logits: float32 `(B, K, V)`, or `(B, K, M)` over a shortlist's columns: the
+            step's logits (log-probabilities up to a per-row constant, see `decode`);
         live_log_probs: float32 `(B, K)`; beam: K.
         token_ids: None when the columns are the target ids, else a function from columns
             to target ids (`SearchInputs.token_ids`; ascending, so ties still go to the lower id).
     """
-    batch_size = tf.shape(step_log_probs)[0]
-    per_beam = tf.minimum(beam + 3, tf.shape(step_log_probs)[2])
-    beam_log_probs, beam_tokens = blocked_top_k(step_log_probs, k=per_beam)  # (B, K, K + 3)
+    batch_size = tf.shape(step_logits)[0]
+    per_beam = tf.minimum(beam + 3, tf.shape(step_logits)[2])
+    beam_log_probs, beam_tokens = top_k_log_probs(step_logits, k=per_beam)  # (B, K, K + 3)
     if token_ids is not None:
         beam_tokens = token_ids(beam_tokens)
     beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
@@ -187,10 +188,10 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             ),
         )
 
-    def advance(self, inputs, loop, log_probs, attention):
+    def advance(self, inputs, loop, logits, attention):
         beam, state, t = self.width(), loop.search, loop.step
         length = t + 1  # tokens in every extension
-        top = best_extensions(log_probs, state.live_log_probs, beam, inputs.token_ids)
+        top = best_extensions(logits, state.live_log_probs, beam, inputs.token_ids)
         covered = state.coverage + attention  # (B, K, S), attention rows indexed by the parent beam
 
         # End-token extensions among the K best finish. (A mask, not a slice [:, :K]: XLA only

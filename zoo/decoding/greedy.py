@@ -35,6 +35,8 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
         check_alignments(self.alignments)
         check_length_normalization(self.length_normalization)
 
+    chooses_from_logits = True  # the argmax of the logits is that of the log-probabilities
+
     def choose(self, log_probs, step, choice):
         return tf.argmax(log_probs, axis=-1, output_type=tf.int32)
 

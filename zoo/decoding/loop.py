@@ -111,7 +111,10 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
 
     The batch is encoded once; then, until every sentence is done or the buffer is
     full, `model.step` scores the next token of each live hypothesis and the strategy
-    chooses. Works eagerly, in `tf.function` and under `jit_compile=True`.
+    chooses. A zoo model's step hands over its logits (`step(..., normalized=False)`),
+    another model's its log-probabilities (logits too: their log-softmax is themselves);
+    each strategy normalizes only what it reads (`zoo.decoding.log_softmax`). Works
+    eagerly, in `tf.function` and under `jit_compile=True`.
 
     Args:
         model: an object with `encode(source_ids) -> (memory, state)` and
@@ -157,8 +160,10 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
         restricted = {} if inputs.output is None else {"output": inputs.output}
         if inputs.kernels is not None:
             restricted["kernels"] = inputs.kernels
-        log_probs, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
-        chosen = strategy.advance(inputs, loop, tf.cast(log_probs, tf.float32), tf.cast(attention, tf.float32))
+        if inputs.output is not None:  # a zoo model: its logits, which each strategy normalizes as it needs
+            restricted["normalized"] = False
+        logits, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
+        chosen = strategy.advance(inputs, loop, tf.cast(logits, tf.float32), tf.cast(attention, tf.float32))
         if chosen.parents is not None:
             decoder_state = gather_beams(decoder_state, chosen.parents)
         return (

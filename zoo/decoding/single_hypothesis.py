@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
 from zoo.decoding.constraints import forbid_special_tokens
+from zoo.decoding.log_softmax import log_normalizer
 from zoo.decoding.history import attention_buffer, no_alignments, write_row
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
@@ -50,6 +51,7 @@ class SingleHypothesisSearch(DecodingStrategy):
     """
 
     alignments = True
+    chooses_from_logits = False  # True: `choose` gets logits (log-probabilities up to a per-row constant)
 
     def width(self):
         return 1
@@ -81,13 +83,16 @@ class SingleHypothesisSearch(DecodingStrategy):
             choice=self.start_choice(inputs),
         )
 
-    def advance(self, inputs, loop, log_probs, attention):
+    def advance(self, inputs, loop, logits, attention):
         state, t = loop.search, loop.step
-        log_probs = forbid_special_tokens(log_probs, inputs.output_ids)[:, 0]  # (B, V) or (B, M)
+        logits = logits[:, 0]  # (B, V) or (B, M)
+        normalizer = log_normalizer(logits)  # (B, 1): log p = logits - normalizer
+        allowed = forbid_special_tokens(logits, inputs.output_ids)
+        # Only what `choose` reads is normalized: an argmax needs no log-softmax.
+        column = self.choose(allowed if self.chooses_from_logits else allowed - normalizer, t, state.choice)  # (B,)
+        token_log_prob = tf.gather(logits, column, batch_dims=1) - normalizer[:, 0]
         attention = attention[:, 0]  # (B, S)
         active = tf.logical_not(loop.done)
-        column = self.choose(log_probs, t, state.choice)  # (B,)
-        token_log_prob = tf.gather(log_probs, column, batch_dims=1)
         token = tf.where(active, inputs.token_ids(column), PAD_ID)
         attention = tf.where(active[:, None], attention, 0.0)
         search = state._replace(

@@ -46,9 +46,11 @@ class DecodingStrategy:
     - `width()`: K, live hypotheses per sentence: a Python int or an int32 scalar tensor.
     - `start(inputs) -> search`: the initial search state (a nested structure of tensors)
       from the shared `SearchInputs`.
-    - `advance(inputs, loop, log_probs, attention) -> Advance`: one step; `loop` is the
-      `LoopState` before it, `log_probs` float32 `(B, K, V)` and `attention` float32
-      `(B, K, S)` are the model's outputs for `loop.tokens`.
+    - `advance(inputs, loop, logits, attention) -> Advance`: one step; `loop` is the
+      `LoopState` before it, `logits` float32 `(B, K, V)` (the next-token log-probabilities
+      up to a constant per row: `tf.nn.log_softmax(logits)` are they; see
+      `zoo.decoding.log_softmax`) and `attention` float32 `(B, K, S)` are the model's
+      outputs for `loop.tokens`.
     - `finish(inputs, steps, search) -> DecodingResult`: the hypotheses, best first.
     """
 
@@ -70,7 +72,7 @@ class DecodingStrategy:
     def start(self, inputs):
         raise NotImplementedError(f"{type(self).__name__} must implement start(inputs).")
 
-    def advance(self, inputs, loop, log_probs, attention):
+    def advance(self, inputs, loop, logits, attention):
         raise NotImplementedError(f"{type(self).__name__} must implement advance(...).")
 
     def finish(self, inputs, steps, search):

@@ -145,11 +145,17 @@ class LuongSeq2Seq(Seq2Seq):
             new_state.append(attentional)
         return attentional, weights, tuple(new_state)
 
-    def output_hidden(self, features, embedded, training=None):
+    def output_hidden(self, features, embedded, training=None, kernels=None):
         hidden = self.output_dropout(features, training=training)  # features: h~_t
         if self.tie_embeddings and self.output_bottleneck is not None:
-            hidden = self.output_bottleneck(hidden)  # P h~_t, the embedding's size
+            bottleneck = kernels and kernels.use("output_bottleneck", None)  # cast once by a decoding loop
+            # P h~_t, the embedding's size
+            hidden = self.output_bottleneck(hidden) if bottleneck is None else linear(hidden, bottleneck)
         return hidden
+
+    def add_output_kernels(self, kernels):
+        if self.tie_embeddings and self.output_bottleneck is not None:
+            kernels.add("output_bottleneck", self.output_bottleneck.kernel)
 
     @property
     def vocabulary_projection(self):

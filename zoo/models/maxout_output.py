@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.linear import linear
+
 
 def maxout(x, pool=2):
     """Maxout over consecutive groups of `pool` of the last axis: `(..., pool * L) -> (..., L)`."""
@@ -61,8 +63,17 @@ class MaxoutOutputHooks:
     def output_logits(self, features, embedded, training=None):
         return self.maxout_output(self._deep_output_input(features, embedded, training))
 
-    def output_hidden(self, features, embedded, training=None):
-        return self.maxout_output.hidden(self._deep_output_input(features, embedded, training))
+    def output_hidden(self, features, embedded, training=None, kernels=None):
+        inputs = self._deep_output_input(features, embedded, training)
+        kernel = kernels and kernels.use("deep_output_kernel", None)
+        if kernel is None:
+            return self.maxout_output.hidden(inputs)
+        return maxout(linear(inputs, kernel) + kernels.use("deep_output_bias", None))
+
+    def add_output_kernels(self, kernels):
+        deep_output = self.maxout_output.deep_output
+        kernels.add("deep_output_kernel", deep_output.kernel)
+        kernels.add("deep_output_bias", deep_output.bias)
 
     @property
     def vocabulary_projection(self):

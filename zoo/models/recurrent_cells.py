@@ -50,12 +50,22 @@ class _GatedCell(keras.layers.Layer):
         # state to the compute dtype under mixed precision.
         return self.step(gates, state)
 
-    def project_inputs(self, inputs):
-        """`(..., projected_dim) -> (..., G*U)`: the loop-invariant part of the gates, bias included."""
+    def project_inputs(self, inputs, kernel=None, bias=None):
+        """`(..., projected_dim) -> (..., G*U)`: the loop-invariant part of the gates, bias included.
+
+        `kernel`, `bias`: `input_kernel` and `bias` already in the compute dtype (a decoding
+        loop casts them once, `LoopKernels`), or None.
+        """
         if not self.built:
             self.build()
-        kernel = ops.cast(self.kernel[: self.projected_dim], self.compute_dtype)
-        return linear(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)
+        kernel = ops.cast(self.input_kernel, self.compute_dtype) if kernel is None else kernel
+        bias = ops.cast(self.bias, self.compute_dtype) if bias is None else bias
+        return linear(inputs, kernel) + bias
+
+    @property
+    def input_kernel(self):
+        """`(projected_dim, G*U)`: the rows of `kernel` for the inputs known before the loop."""
+        return self.kernel[: self.projected_dim]
 
     @property
     def extra_kernel(self):

@@ -129,7 +129,7 @@ class Seq2Seq(keras.Model):
         """
         return []
 
-    def output_hidden(self, features, embedded, training=None):
+    def output_hidden(self, features, embedded, training=None, kernels=None):
         raise NotImplementedError
 
     @property
@@ -231,12 +231,24 @@ class Seq2Seq(keras.Model):
         return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
 
     def step_kernels(self):
-        """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`), or None."""
+        """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`).
+
+        Those of `add_loop_kernels` and the first cell's input projection ("input_kernel",
+        "input_bias") and those `add_output_kernels` adds for `output_hidden`.
+        """
         kernels = LoopKernels(self.compute_dtype, deferred=False)
         self.add_loop_kernels(kernels)
-        return kernels if kernels.names else None
+        cell = self.decoder_input_cell
+        kernels.add("input_kernel", cell.input_kernel)
+        kernels.add("input_bias", cell.bias)
+        self.add_output_kernels(kernels)
+        return kernels
 
-    def step(self, token_ids, state, memory, output=None, kernels=None):
+    def add_output_kernels(self, kernels):
+        """Adds to `kernels` (a decoding loop's `LoopKernels`) the weights `output_hidden(..., kernels=)`
+        reads; none by default."""
+
+    def step(self, token_ids, state, memory, output=None, kernels=None, normalized=True):
         """One decoder step for K hypotheses per sentence.
 
         Args:
@@ -246,6 +258,8 @@ class Seq2Seq(keras.Model):
             output: None for the whole vocabulary, or a `RestrictedOutput` of M target ids
                 (`restrict_output`): the log-softmax then runs over them only.
             kernels: None, or `step_kernels()` made once before the loop.
+            normalized: False returns the float32 logits instead of their log-softmax (a
+                decoding loop normalizes only the tokens it reads).
 
         Returns:
             `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax (`(B, K, M)`
@@ -254,17 +268,21 @@ class Seq2Seq(keras.Model):
         # The rows of the embedding, then cast (the layer would cast its whole table at every step).
         table = self.target_embedding.embeddings
         embedded = ops.cast(ops.take(table, ops.cast(token_ids, "int32"), axis=0), self.compute_dtype)  # (B, K, E)
-        gates = self.decoder_input_cell.project_inputs(embedded)
+        cell = self.decoder_input_cell
+        if kernels is None:
+            gates = cell.project_inputs(embedded)
+        else:
+            gates = cell.project_inputs(embedded, kernels.use("input_kernel", None), kernels.use("input_bias", None))
         features, attention, state = self.recur(gates, state, memory, training=False, kernels=kernels)
         if output is None:
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
-            hidden = self.output_hidden(features, embedded, training=False)
+            hidden = self.output_hidden(features, embedded, training=False, kernels=kernels)
             logits = ops.cast(linear(hidden, output.kernel) + output.bias, "float32")  # (B, K, M)
             if output.allowed is not None:
                 logits = ops.where(ops.expand_dims(output.allowed, 1), logits, float("-inf"))
-        log_probs = ops.log_softmax(logits, axis=-1)
-        return log_probs, state, ops.cast(attention, "float32")
+        scores = ops.log_softmax(logits, axis=-1) if normalized else logits
+        return scores, state, ops.cast(attention, "float32")
 
     def get_config(self):
         config = super().get_config()
