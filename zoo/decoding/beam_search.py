@@ -263,16 +263,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
 
 def beam_search(
-    model,
-    source_ids,
-    beam_width=DEFAULT_BEAM_WIDTH,
-    num_hypotheses=1,
-    length_penalty=DEFAULT_LENGTH_PENALTY,
-    coverage_penalty=0.0,
-    max_length=None,
-    length_normalization="gnmt",
-    shortlist=None,
-    stopping="exact",
+    model, source_ids, beam_width=DEFAULT_BEAM_WIDTH, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PENALTY,
+    coverage_penalty=0.0, max_length=None, length_normalization="gnmt", shortlist=None, stopping="exact",
     alignments=True,
 ):
     """`decode(model, source_ids, BeamSearch(...), max_length, shortlist)`: see `BeamSearch` and `decode`.

@@ -258,21 +258,18 @@ class Seq2Seq(keras.Model):
             output: None for the whole vocabulary, or a `RestrictedOutput` of M target ids
                 (`restrict_output`): the log-softmax then runs over them only.
             kernels: None, or `step_kernels()` made once before the loop.
-            normalized: False returns the float32 logits instead of their log-softmax (a
-                decoding loop normalizes only the tokens it reads).
+            normalized: False: the float32 logits instead of their log-softmax.
 
         Returns:
             `(log_probs, state, attention)`: float32 `(B, K, V)` log-softmax (`(B, K, M)`
-            with `output`), the new state `(B, K, ...)`, float32 attention weights `(B, K, S)`.
+            with `output`; the logits if not `normalized`), the new state `(B, K, ...)`,
+            float32 attention weights `(B, K, S)`.
         """
         # The rows of the embedding, then cast (the layer would cast its whole table at every step).
         table = self.target_embedding.embeddings
         embedded = ops.cast(ops.take(table, ops.cast(token_ids, "int32"), axis=0), self.compute_dtype)  # (B, K, E)
-        cell = self.decoder_input_cell
-        if kernels is None:
-            gates = cell.project_inputs(embedded)
-        else:
-            gates = cell.project_inputs(embedded, kernels.use("input_kernel", None), kernels.use("input_bias", None))
+        gates = self.decoder_input_cell.project_inputs(
+            embedded, kernels and kernels.use("input_kernel", None), kernels and kernels.use("input_bias", None))
         features, attention, state = self.recur(gates, state, memory, training=False, kernels=kernels)
         if output is None:
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
