@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from recipes import load_config
 from zoo.training import build_model, compile_model
@@ -68,3 +69,26 @@ def test_global_clipnorm_reaches_the_optimizer_and_excludes_clipnorm():
     problems = config_problems(_tiny(clipnorm=1.0, global_clipnorm=5.0))
     assert problems and "global_clipnorm=5.0 (expected 0 while clipnorm=1.0" in problems[0]
     assert "loss_normalization='batch'" in config_problems(_tiny(loss_normalization="batch"))[0]
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_the_fused_cross_entropy_and_its_gradient_are_those_of_the_log_softmax(smoothing):
+    from zoo.training.loss import token_cross_entropy
+
+    rng = np.random.default_rng(3)
+    logits = tf.constant(rng.normal(size=(2, 5, 300)).astype(np.float32) * 6)  # wide: some p underflow exp
+    labels = tf.constant(rng.integers(0, 300, size=(2, 5)), tf.int32)
+    weights = tf.constant(rng.random((2, 5)).astype(np.float32))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(logits)
+        fused = token_cross_entropy(labels, logits, smoothing)
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float64))
+        picked = -tf.gather(log_probs, labels[..., None], batch_dims=2)[..., 0]
+        reference = (1 - smoothing) * picked - smoothing * tf.reduce_mean(log_probs, axis=-1)
+        fused_sum = tf.reduce_sum(fused * weights)
+        reference_sum = tf.reduce_sum(reference * tf.cast(weights, tf.float64))
+    np.testing.assert_allclose(fused.numpy(), reference.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(tape.gradient(fused_sum, logits).numpy(), tape.gradient(reference_sum, logits).numpy(),
+                               atol=1e-6)
+    compiled = tf.function(lambda x: token_cross_entropy(labels, x, smoothing), jit_compile=True)
+    np.testing.assert_allclose(compiled(logits).numpy(), fused.numpy(), rtol=1e-5, atol=1e-5)

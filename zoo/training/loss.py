@@ -52,11 +52,7 @@ class TokenCrossEntropy(keras.losses.Loss):
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
         mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")  # (B, T)
-        logits = ops.cast(y_pred, "float32")
-        losses = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
-        if self.label_smoothing:
-            uniform = -ops.mean(ops.log_softmax(logits, axis=-1), axis=-1)  # cross-entropy against 1/V
-            losses = (1.0 - self.label_smoothing) * losses + self.label_smoothing * uniform
+        losses = token_cross_entropy(y_true, ops.cast(y_pred, "float32"), self.label_smoothing)
         if self.normalization == "tokens":
             count = ops.sum(mask)
         else:  # rows with at least one real token
@@ -71,3 +67,48 @@ class TokenCrossEntropy(keras.losses.Loss):
         config.pop("reduction", None)
         return dict(config, pad_id=self.pad_id, normalization=self.normalization,
                     label_smoothing=self.label_smoothing)
+
+
+def token_cross_entropy(labels, logits, label_smoothing=0.0):
+    """`-log p(labels)` per token from float32 `logits (..., V)`, with `label_smoothing` eps:
+    `(1 - eps) * -log p(y) + eps * mean_v(-log p(v))`, float32 `labels.shape`.
+
+    With TensorFlow, one fused softmax pass gives both the loss and its gradient
+    (`softmax - target`): `logsumexp(x) = max(x) - log(max(softmax(x)))`, exact to float32
+    rounding since the largest probability is at least 1/V. TensorFlow's own sparse
+    cross-entropy kernel takes about three times as long on a CPU for an 8k vocabulary.
+    """
+    if keras.backend.backend() != "tensorflow":
+        losses = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        if label_smoothing:
+            uniform = -ops.mean(ops.log_softmax(logits, axis=-1), axis=-1)  # cross-entropy against 1/V
+            losses = (1.0 - label_smoothing) * losses + label_smoothing * uniform
+        return losses
+    shape = tf.shape(labels)
+    rows = tf.reshape(logits, [-1, logits.shape[-1] if logits.shape[-1] is not None else tf.shape(logits)[-1]])
+    flat = tf.reshape(labels, [-1])
+    return tf.reshape(_rows_cross_entropy(rows, flat, float(label_smoothing)), shape)
+
+
+def _rows_cross_entropy(logits, labels, smoothing):
+    """`token_cross_entropy` of `logits (N, V)` and `labels (N,)` with its gradient written out."""
+
+    @tf.custom_gradient
+    def loss(logits):
+        probs = tf.nn.softmax(logits)
+        normalizer = tf.reduce_max(logits, axis=-1) - tf.math.log(tf.reduce_max(probs, axis=-1))  # (N,)
+        picked = tf.gather(logits, labels[:, None], batch_dims=1)[:, 0]
+        losses = normalizer - (1.0 - smoothing) * picked
+        if smoothing:
+            losses -= smoothing * tf.reduce_mean(logits, axis=-1)
+
+        def gradient(upstream):  # d/dx = upstream * (softmax(x) - target), target = (1 - eps) y + eps / V
+            grad = probs * upstream[:, None]
+            if smoothing:
+                grad -= smoothing / tf.cast(tf.shape(logits)[-1], tf.float32) * upstream[:, None]
+            where = tf.stack([tf.range(tf.shape(labels)[0]), labels], axis=1)
+            return tf.tensor_scatter_nd_sub(grad, where, (1.0 - smoothing) * upstream)
+
+        return losses, gradient
+
+    return loss(logits)
