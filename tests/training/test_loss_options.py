@@ -92,3 +92,16 @@ def test_the_fused_cross_entropy_and_its_gradient_are_those_of_the_log_softmax(s
                                atol=1e-6)
     compiled = tf.function(lambda x: token_cross_entropy(labels, x, smoothing), jit_compile=True)
     np.testing.assert_allclose(compiled(logits).numpy(), fused.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_the_accuracy_counts_the_real_tokens_whose_argmax_is_the_reference():
+    from zoo.training.optimization import MaskedAccuracy
+
+    logits = np.random.default_rng(5).normal(size=(2, 4, 30)).astype(np.float32)
+    logits[..., 0] = -10.0  # no real token's arg-max is the padding id
+    targets = np.argmax(logits, axis=-1).astype(np.int32)
+    targets[0, 1] = (targets[0, 1] + 1) % 30  # a miss
+    targets[1, 2:] = 0  # padding, not counted
+    metric = MaskedAccuracy()
+    metric.update_state(tf.constant(targets), tf.constant(logits))
+    assert float(metric.result()) == pytest.approx(5 / 6)  # 6 real tokens, one missed
