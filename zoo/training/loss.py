@@ -84,30 +84,35 @@ def token_cross_entropy(labels, logits, label_smoothing=0.0):
             uniform = -ops.mean(ops.log_softmax(logits, axis=-1), axis=-1)  # cross-entropy against 1/V
             losses = (1.0 - label_smoothing) * losses + label_smoothing * uniform
         return losses
-    shape = tf.shape(labels)
-    rows = tf.reshape(logits, [-1, logits.shape[-1] if logits.shape[-1] is not None else tf.shape(logits)[-1]])
-    flat = tf.reshape(labels, [-1])
-    return tf.reshape(_rows_cross_entropy(rows, flat, float(label_smoothing)), shape)
+    return _fused_cross_entropy(logits, tf.cast(labels, tf.int32), float(label_smoothing))
 
 
-def _rows_cross_entropy(logits, labels, smoothing):
-    """`token_cross_entropy` of `logits (N, V)` and `labels (N,)` with its gradient written out."""
+def _fused_cross_entropy(logits, labels, smoothing):
+    """`token_cross_entropy` of `logits (..., V)` and `labels (...)` with its gradient written out.
+
+    The logits are read in their own shape (a reshape of the model's freshly cast logits
+    lets TensorFlow's graph optimizer cast them once more for each reader).
+    """
+    batch_dims = len(labels.shape)
 
     @tf.custom_gradient
     def loss(logits):
         probs = tf.nn.softmax(logits)
-        normalizer = tf.reduce_max(logits, axis=-1) - tf.math.log(tf.reduce_max(probs, axis=-1))  # (N,)
-        picked = tf.gather(logits, labels[:, None], batch_dims=1)[:, 0]
+        normalizer = tf.reduce_max(logits, axis=-1) - tf.math.log(tf.reduce_max(probs, axis=-1))
+        picked = tf.gather(logits, labels[..., None], batch_dims=batch_dims)[..., 0]
         losses = normalizer - (1.0 - smoothing) * picked
         if smoothing:
             losses -= smoothing * tf.reduce_mean(logits, axis=-1)
 
         def gradient(upstream):  # d/dx = upstream * (softmax(x) - target), target = (1 - eps) y + eps / V
-            grad = probs * upstream[:, None]
+            vocab = tf.shape(logits)[-1]
+            grad = probs * upstream[..., None]
             if smoothing:
-                grad -= smoothing / tf.cast(tf.shape(logits)[-1], tf.float32) * upstream[:, None]
-            where = tf.stack([tf.range(tf.shape(labels)[0]), labels], axis=1)
-            return tf.tensor_scatter_nd_sub(grad, where, (1.0 - smoothing) * upstream)
+                grad -= smoothing / tf.cast(vocab, tf.float32) * upstream[..., None]
+            rows, flat = tf.reshape(grad, [-1, vocab]), tf.reshape(labels, [-1])
+            where = tf.stack([tf.range(tf.shape(flat)[0]), flat], axis=1)
+            rows = tf.tensor_scatter_nd_sub(rows, where, (1.0 - smoothing) * tf.reshape(upstream, [-1]))
+            return tf.reshape(rows, tf.shape(logits))
 
         return losses, gradient
 
