@@ -44,17 +44,23 @@ class LoopKernels:
         self._step = {}  # name -> this step's inputs, until `recorded`
         self._probed = []  # the kernels added with `probe=True`
         self._probes = {}  # name -> this step's zeros, from `start_step`
+        self._per_example = set()  # the names added with `per_example=True`
 
     @property
     def names(self):
         return list(self._loop)
 
-    def add(self, name, kernel, probe=False):
+    def add(self, name, kernel, probe=False, per_example=False):
         """`kernel` `(D, G)` as the loop reads it: in the compute dtype, and without a gradient of its own.
 
         `probe`: the step's product is not added to a routed tensor (see `probes`).
+        `per_example`: `kernel` is a `(B, S, G)` tensor of each example (an attention's
+        values) that a step multiplies as `X_t (B, Q, S) @ kernel` (recorded by `probed`);
+        its gradient is `einsum("tbqs,tbqg->bsg", X, dZ)` after the loop.
         """
         kernel = ops.convert_to_tensor(kernel)
+        if per_example:
+            self._per_example.add(name)
         self._sources[name] = kernel
         cast = ops.cast(kernel, self.dtype)
         self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
@@ -81,6 +87,12 @@ class LoopKernels:
     def product(self, name, inputs):
         """In a step: `inputs (..., D) @ kernel` of the kernel `name` added with `probe=True`, recording `inputs`."""
         product = linear(inputs, self.use(name, inputs))
+        return product + self._probes[name] if name in self._probes else product
+
+    def probed(self, name, product, inputs):
+        """In a step: `product`, which the caller computed from `inputs` and the loop's `name`
+        (added with `probe=True`), plus this step's probe; records `inputs`."""
+        self.use(name, inputs)
         return product + self._probes[name] if name in self._probes else product
 
     def use(self, name, inputs):
@@ -114,7 +126,10 @@ class LoopKernels:
                     if name not in self._inputs:
                         raise RuntimeError(f"LoopKernels: no step inputs were given for the kernel {name!r}.")
                     inputs = tf.cast(self._inputs[name], flat.dtype)
-                    product = tf.matmul(tf.reshape(inputs, (-1, inputs.shape[-1])), flat, transpose_a=True)
+                    if name in self._per_example:  # (T, B, Q, S) and (T, B, Q, G) -> (B, S, G)
+                        product = tf.einsum("tbqs,tbqg->bsg", inputs, upstream)
+                    else:
+                        product = tf.matmul(tf.reshape(inputs, (-1, inputs.shape[-1])), flat, transpose_a=True)
                     grads.append(tf.cast(product, source.dtype))
                 return (upstream, *grads)
 

@@ -117,6 +117,10 @@ class LuongSeq2Seq(Seq2Seq):
             kernels.add("feed", cell.extra_kernel)
         return ["recurrent", "feed"] if self.input_feeding else ["recurrent"]
 
+    def add_loop_memory(self, kernels, memory):
+        # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop.
+        return dict(memory, values=kernels.add("values", memory["values"], probe=True, per_example=True))
+
     def recur(self, gates, state, memory, training=None, kernels=None):
         state = list(state)
         feed = state.pop() if self.input_feeding else None
@@ -136,6 +140,8 @@ class LuongSeq2Seq(Seq2Seq):
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
         context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])
+        if kernels is not None and "values" in kernels.names:
+            context = kernels.probed("values", context, weights)  # c_t = a_t H, recording a_t
         combined = ops.concatenate([context, inputs], axis=-1)  # [c_t; s_t]
         if kernels is None:
             attentional = ops.tanh(linear(combined, ops.cast(self.attentional.kernel, self.compute_dtype)))

@@ -67,17 +67,10 @@ class Seq2Seq(keras.Model):
     """
 
     def __init__(
-        self,
-        source_vocab_size,
-        target_vocab_size,
-        embedding_dim=defaults.EMBEDDING_DIM,
-        encoder_cell=defaults.ENCODER_CELL,
-        encoder_units=defaults.ENCODER_UNITS,
-        encoder_layers=defaults.ENCODER_LAYERS,
-        decoder_cell=defaults.DECODER_CELL,
-        decoder_units=defaults.DECODER_UNITS,
-        dropout=defaults.DROPOUT,
-        **kwargs,
+        self, source_vocab_size, target_vocab_size, embedding_dim=defaults.EMBEDDING_DIM,
+        encoder_cell=defaults.ENCODER_CELL, encoder_units=defaults.ENCODER_UNITS,
+        encoder_layers=defaults.ENCODER_LAYERS, decoder_cell=defaults.DECODER_CELL,
+        decoder_units=defaults.DECODER_UNITS, dropout=defaults.DROPOUT, **kwargs,
     ):
         super().__init__(**kwargs)
         for field, value in (
@@ -128,6 +121,11 @@ class Seq2Seq(keras.Model):
         `recur` gets `kernels` if any were added. By default none: `recur` reads its own weights.
         """
         return []
+
+    def add_loop_memory(self, kernels, memory):
+        """`memory` as teacher forcing's loop reads it; a subclass may add per-example tensors
+        to `kernels` (`LoopKernels.add(..., per_example=True)`). Unchanged by default."""
+        return memory
 
     def output_hidden(self, features, embedded, training=None, kernels=None):
         raise NotImplementedError
@@ -192,6 +190,7 @@ class Seq2Seq(keras.Model):
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
         kernels = LoopKernels(self.compute_dtype)
         routed = self.add_loop_kernels(kernels)
+        memory = self.add_loop_memory(kernels, memory)
         gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
         probes = kernels.probes((*ops.shape(gates)[:2], 1))  # {name: (T, B, 1, G)}
 
