@@ -30,6 +30,8 @@ def _loss_and_gradients(model, deferred, monkeypatch):
         ("luong_dot", {"encoder_cell": "gru", "decoder_units": 16}),
         ("luong_general", {"decoder_cell": "gru"}),
         ("bahdanau", {}),
+        ("reduced_rank", {}),  # keys of a projected query
+        ("luong_concat", {}),  # not a dot-product score: only the values' gradient after the loop
     ],
 )
 def test_gradients_after_the_loop_equal_the_gradients_inside_it(preset, overrides, monkeypatch):
@@ -52,3 +54,20 @@ def test_a_kernel_without_its_step_inputs_fails_clearly():
         loss = tf.reduce_sum(kernels.route(tf.zeros((2, 1, 4)), ["w"]))
     with pytest.raises(RuntimeError, match="no step inputs were given for the kernel 'w'"):
         tape.gradient(loss, kernel)
+
+
+@pytest.mark.parametrize("preset", ["luong_dot", "reduced_rank", "luong_concat"])
+def test_the_same_gradients_in_a_graph_of_unknown_lengths(preset):
+    keras.utils.set_random_seed(0)
+    model = zoo.models.build(preset, 50, 60, embedding_dim=16, encoder_units=8, decoder_units=16, encoder_layers=1)
+    weights = tf.random.stateless_uniform((2, 5, model.target_vocab_size), (1, 2))
+
+    def gradients(source, target_in):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.nn.log_softmax(model((source, target_in), training=False)) * weights)
+        return [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+
+    spec = tf.TensorSpec([None, None], tf.int32)
+    graph = tf.function(gradients, input_signature=[spec, spec])(SOURCE, TARGET_IN)
+    for variable, a, b in zip(model.trainable_variables, graph, gradients(SOURCE, TARGET_IN)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=variable.path)

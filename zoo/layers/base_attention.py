@@ -23,6 +23,8 @@ class BaseAttention(keras.layers.Layer):
         (B, Tv, Dk)`; the identity by default. Decoders call it once per sentence
         and pass the result as `keys=` at every step.
       - `score(query, keys)`: `(B, Tq, Dq), (B, Tv, Dk) -> (B, Tq, Tv)`.
+      - optionally, when the score is a dot product with the keys (`dot_product_score =
+        True`), `score_query(query)`: `score(q, K) = dot_scores(score_query(q), K)`.
 
     Args:
         dropout: float in [0, 1), dropout rate on the attention weights during
@@ -64,6 +66,12 @@ class BaseAttention(keras.layers.Layer):
     def score(self, query, keys):
         """Returns the scores `(B, Tq, Tv)` for `query (B, Tq, Dq)`, `keys (B, Tv, Dk)`."""
         raise NotImplementedError
+
+    dot_product_score = False  # True: `score(q, K) = dot_scores(score_query(q), K)`
+
+    def score_query(self, query):
+        """`(B, Tq, Dq) -> (B, Tq, Dk)`: the query side of a dot-product score."""
+        raise NotImplementedError(f"{type(self).__name__}'s score is not a dot product with the keys.")
 
     # -- shared ------------------------------------------------------------------
     @staticmethod
@@ -125,10 +133,18 @@ class BaseAttention(keras.layers.Layer):
             query = ops.expand_dims(query, 1)  # (B, 1, Dq)
         if keys is None:
             keys = self.precompute(value)  # (B, Tv, Dk)
+        context, weights = self.attend(self.score(query, keys), value, mask=mask, training=training)
+        if single_step:
+            return ops.squeeze(context, 1), ops.squeeze(weights, 1)
+        return context, weights
+
+    def attend(self, scores, value, mask=None, training=None):
+        """`(context (B, Tq, Dv), weights (B, Tq, Tv))` from `scores (B, Tq, Tv)`: the masked
+        softmax and the weighted sum of `call`, for a caller that computed the scores itself."""
         # Half precision would overflow in the softmax; float32 and float64 keep their own.
         half = self.compute_dtype in ("float16", "bfloat16")
         softmax_dtype = "float32" if half else self.compute_dtype
-        scores = ops.cast(self.score(query, keys), softmax_dtype)  # (B, Tq, Tv)
+        scores = ops.cast(scores, softmax_dtype)
         if mask is not None:
             self._check_mask(mask, value)
             mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, Tv)
@@ -138,10 +154,7 @@ class BaseAttention(keras.layers.Layer):
             weights = weights * ops.cast(mask, softmax_dtype)  # exact zeros, all-masked rows too
         weights = ops.cast(weights, self.compute_dtype)
         weights = self._dropout_layer(weights, training=training)
-        context = ops.matmul(weights, value)  # (B, Tq, Dv)
-        if single_step:
-            return ops.squeeze(context, 1), ops.squeeze(weights, 1)
-        return context, weights
+        return ops.matmul(weights, value), weights  # (B, Tq, Dv), (B, Tq, Tv)
 
     def compute_output_shape(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
         context_shape = tuple(query_shape[:-1]) + (value_shape[-1],)

@@ -45,11 +45,15 @@ class DotAttention(BaseAttention):
             )
         self._value_dim = value_dim
 
+    dot_product_score = True
+
     def score(self, query, keys):
-        scores = self.dot_scores(query, keys)  # (B, Tq, Tv)
+        return self.dot_scores(self.score_query(query), keys)  # (B, Tq, Tv)
+
+    def score_query(self, query):
         if self.scale:
-            scores = scores / ops.cast(ops.sqrt(float(self._value_dim)), scores.dtype)
-        return scores
+            return query / ops.cast(ops.sqrt(float(self._value_dim)), query.dtype)
+        return query
 
     def get_config(self):
         config = super().get_config()

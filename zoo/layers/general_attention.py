@@ -46,8 +46,13 @@ class GeneralAttention(BaseAttention):
         self._check_built("precompute")
         return ops.matmul(self._cast(value), self._cast(self.kernel))  # (B, Tv, Dq)
 
+    dot_product_score = True
+
     def score(self, query, keys):
         return self.dot_scores(query, keys)  # (B, Tq, Tv)
+
+    def score_query(self, query):
+        return query
 
     def get_config(self):
         config = super().get_config()

@@ -60,9 +60,13 @@ class ReducedRankAttention(BaseAttention):
         self._check_built("precompute")
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, rank)
 
+    dot_product_score = True
+
     def score(self, query, keys):
-        projected = linear(query, self._cast(self.query_kernel))  # (B, Tq, rank)
-        return self.dot_scores(projected, keys)  # (B, Tq, Tv)
+        return self.dot_scores(self.score_query(query), keys)  # (B, Tq, Tv)
+
+    def score_query(self, query):
+        return linear(query, self._cast(self.query_kernel))  # (B, Tq, rank)
 
     def get_config(self):
         config = super().get_config()

@@ -44,23 +44,26 @@ class LoopKernels:
         self._step = {}  # name -> this step's inputs, until `recorded`
         self._probed = []  # the kernels added with `probe=True`
         self._probes = {}  # name -> this step's zeros, from `start_step`
-        self._per_example = set()  # the names added with `per_example=True`
+        self._per_example = {}  # name -> "left" or "right", for the per-example tensors
 
     @property
     def names(self):
         return list(self._loop)
 
-    def add(self, name, kernel, probe=False, per_example=False):
+    def add(self, name, kernel, probe=False, per_example=None):
         """`kernel` `(D, G)` as the loop reads it: in the compute dtype, and without a gradient of its own.
 
         `probe`: the step's product is not added to a routed tensor (see `probes`).
-        `per_example`: `kernel` is a `(B, S, G)` tensor of each example (an attention's
-        values) that a step multiplies as `X_t (B, Q, S) @ kernel` (recorded by `probed`);
-        its gradient is `einsum("tbqs,tbqg->bsg", X, dZ)` after the loop.
+        `per_example`: `kernel` is a `(B, S, G)` tensor of each example that a step multiplies
+        (recorded by `probed`) as `X_t (B, Q, S) @ kernel` ("left", an attention's values;
+        gradient `einsum("tbqs,tbqg->bsg", X, dZ)` after the loop) or as `X_t (B, Q, G) @
+        kernel^T` ("right", the keys of a dot-product score; `einsum("tbqs,tbqg->bsg", dZ, X)`).
         """
         kernel = ops.convert_to_tensor(kernel)
+        if per_example not in (None, "left", "right"):
+            raise ValueError(f"LoopKernels: per_example must be None, 'left' or 'right', received {per_example!r}.")
         if per_example:
-            self._per_example.add(name)
+            self._per_example[name] = per_example
         self._sources[name] = kernel
         cast = ops.cast(kernel, self.dtype)
         self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
@@ -77,8 +80,11 @@ class LoopKernels:
         """
         if not self.deferred:
             return {}
-        return {name: self.route(ops.zeros((*leading_shape, self._loop[name].shape[-1]), self.dtype), [name])
-                for name in self._probed}
+        def size(name):  # of the product's last axis
+            kernel = self._loop[name]
+            return ops.shape(kernel)[1] if self._per_example.get(name) == "right" else kernel.shape[-1]
+
+        return {name: self.route(ops.zeros((*leading_shape, size(name)), self.dtype), [name]) for name in self._probed}
 
     def start_step(self, probes):
         """In a step, first: this step's slices of `probes`."""
@@ -120,15 +126,16 @@ class LoopKernels:
         @tf.custom_gradient
         def attach(gates, *sources):
             def gradient(upstream):
-                flat = tf.reshape(upstream, (-1, upstream.shape[-1]))
                 grads = []
                 for name, source in zip(names, sources):
                     if name not in self._inputs:
                         raise RuntimeError(f"LoopKernels: no step inputs were given for the kernel {name!r}.")
-                    inputs = tf.cast(self._inputs[name], flat.dtype)
+                    inputs = tf.cast(self._inputs[name], upstream.dtype)
                     if name in self._per_example:  # (T, B, Q, S) and (T, B, Q, G) -> (B, S, G)
-                        product = tf.einsum("tbqs,tbqg->bsg", inputs, upstream)
-                    else:
+                        left = self._per_example[name] == "left"
+                        product = tf.einsum("tbqs,tbqg->bsg", *((inputs, upstream) if left else (upstream, inputs)))
+                    else:  # (T * B, D)^T (T * B, G)
+                        flat = tf.reshape(upstream, (-1, upstream.shape[-1]))
                         product = tf.matmul(tf.reshape(inputs, (-1, inputs.shape[-1])), flat, transpose_a=True)
                     grads.append(tf.cast(product, source.dtype))
                 return (upstream, *grads)

@@ -118,8 +118,12 @@ class LuongSeq2Seq(Seq2Seq):
         return ["recurrent", "feed"] if self.input_feeding else ["recurrent"]
 
     def add_loop_memory(self, kernels, memory):
-        # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop.
-        return dict(memory, values=kernels.add("values", memory["values"], probe=True, per_example=True))
+        # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop; with a
+        # dot-product score e_t = q_t K^T, the keys' too, sum_t de_t^T q_t.
+        memory = dict(memory, values=kernels.add("values", memory["values"], probe=True, per_example="left"))
+        if self.attention.dot_product_score:
+            memory["keys"] = kernels.add("keys", memory["keys"], probe=True, per_example="right")
+        return memory
 
     def recur(self, gates, state, memory, training=None, kernels=None):
         state = list(state)
@@ -139,7 +143,12 @@ class LuongSeq2Seq(Seq2Seq):
             inputs, cell_state = cell.step(cell_gates, cell_state, recurrent_kernel=recurrent)
             new_state.extend(cell_state)
         # inputs: s_t (B, K, D); the K hypotheses are K queries of the same sentence.
-        context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])
+        if kernels is not None and "keys" in kernels.names:  # teacher forcing: e_t = q_t K^T, recording q_t
+            query = self.attention.score_query(inputs)
+            scores = kernels.probed("keys", self.attention.dot_scores(query, memory["keys"]), query)
+            context, weights = self.attention.attend(scores, memory["values"], mask=memory["mask"], training=training)
+        else:
+            context, weights = self.attention(inputs, memory["values"], mask=memory["mask"], keys=memory["keys"])
         if kernels is not None and "values" in kernels.names:
             context = kernels.probed("values", context, weights)  # c_t = a_t H, recording a_t
         combined = ops.concatenate([context, inputs], axis=-1)  # [c_t; s_t]
