@@ -13,15 +13,17 @@ import tensorflow as tf
 from zoo.decoding.top_k import blocked_top_k
 
 
-def log_normalizer(logits):
+def log_normalizer(logits, probs=None):
     """`logsumexp(logits)` over the last axis, keepdims: `(..., 1)` float32.
 
     Args:
         logits: float32 `(..., V)`: a row may hold -inf (a token it may not produce),
             not only -inf.
+        probs: `tf.nn.softmax(logits)` when the caller has it already, else None.
     """
+    probs = tf.nn.softmax(logits) if probs is None else probs
     largest = tf.reduce_max(logits, axis=-1, keepdims=True)
-    return largest - tf.math.log(tf.reduce_max(tf.nn.softmax(logits), axis=-1, keepdims=True))
+    return largest - tf.math.log(tf.reduce_max(probs, axis=-1, keepdims=True))
 
 
 def top_k_log_probs(logits, k):

@@ -92,8 +92,7 @@ class LoopKernels:
 
     def product(self, name, inputs):
         """In a step: `inputs (..., D) @ kernel` of the kernel `name` added with `probe=True`, recording `inputs`."""
-        product = linear(inputs, self.use(name, inputs))
-        return product + self._probes[name] if name in self._probes else product
+        return self.probed(name, linear(inputs, self._loop[name]), inputs)
 
     def probed(self, name, product, inputs):
         """In a step: `product`, which the caller computed from `inputs` and the loop's `name`

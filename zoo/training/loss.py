@@ -5,6 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from zoo.constants import PAD_ID
+from zoo.decoding.log_softmax import log_normalizer
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -98,7 +99,7 @@ def _fused_cross_entropy(logits, labels, smoothing):
     @tf.custom_gradient
     def loss(logits):
         probs = tf.nn.softmax(logits)
-        normalizer = tf.reduce_max(logits, axis=-1) - tf.math.log(tf.reduce_max(probs, axis=-1))
+        normalizer = log_normalizer(logits, probs)[..., 0]
         picked = tf.gather(logits, labels[..., None], batch_dims=batch_dims)[..., 0]
         losses = normalizer - (1.0 - smoothing) * picked
         if smoothing:
