@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, PAD_ID
 from zoo.decoding.beams import expand_beams, gather_beams
+from zoo.decoding.compaction import Rows, check_compact, compact_rows, compacting, scatter_rows, should_compact
 from zoo.decoding.constraints import decoding_limits
 from zoo.decoding.history import relaxed_shape
 from zoo.decoding.strategy import DecodingStrategy
@@ -28,6 +29,8 @@ class SearchInputs(NamedTuple):
             every `model.step`.
         kernels: None, or the model's `step_kernels()` (its kernels cast once), passed to
             every `model.step`.
+        allowed: None, or bool `(B, M)` with a shortlist: the ids each sentence may produce
+            (the loop gives the others a logit of -inf).
     """
 
     source_ids: tf.Tensor
@@ -39,6 +42,7 @@ class SearchInputs(NamedTuple):
     output_ids: Any = None
     output: Any = None
     kernels: Any = None
+    allowed: Any = None
 
     @property
     def batch_size(self):
@@ -87,10 +91,10 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
     source_ids = tf.cast(source_ids, tf.int32)
     limits, buffer_length = decoding_limits(source_ids, max_length)
     memory, state = model.encode(source_ids)
-    output_ids = output = None
+    output_ids = output = allowed = None
     if shortlist is not None:
         output_ids, allowed = shortlist.select(source_ids)
-        output = model.restrict_output(output_ids, allowed)
+        output = model.restrict_output(output_ids)
     elif hasattr(model, "restrict_output"):
         output = model.restrict_output(None)  # the whole projection, ready for every step
     return SearchInputs(
@@ -103,18 +107,20 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
         output_ids=output_ids,
         output=output,
         kernels=model.step_kernels() if hasattr(model, "step_kernels") else None,
+        allowed=allowed,
     )
 
 
-def decode(model, source_ids, strategy, max_length=None, shortlist=None):
+def decode(model, source_ids, strategy, max_length=None, shortlist=None, compact=True):
     """Translates a batch with `strategy`: `zoo.decoding.Greedy()`, `BeamSearch(...)`, `Sampling(...)`.
 
     The batch is encoded once; then, until every sentence is done or the buffer is
     full, `model.step` scores the next token of each live hypothesis and the strategy
     chooses. A zoo model's step hands over its logits (`step(..., normalized=False)`),
     another model's its log-probabilities (logits too: their log-softmax is themselves);
-    each strategy normalizes only what it reads (`zoo.decoding.log_softmax`). Works
-    eagerly, in `tf.function` and under `jit_compile=True`.
+    each strategy normalizes only what it reads (`zoo.decoding.log_softmax`). Finished
+    sentences leave the loop's batch as they go (`compact`, see zoo/decoding/compaction.py).
+    Works eagerly, in `tf.function` and under `jit_compile=True`.
 
     Args:
         model: an object with `encode(source_ids) -> (memory, state)` and
@@ -127,6 +133,9 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
         shortlist: None for the whole target vocabulary, or a `zoo.decoding.Shortlist`:
             each sentence may then produce only its shortlisted ids, and its log-probabilities
             are normalized over them (the model needs `restrict_output`).
+        compact: True drops finished sentences from the loop's batch (the same results,
+            fewer rows per step); False runs every row to the end. Under `jit_compile=True`
+            the loop never compacts (XLA needs fixed shapes).
 
     Returns:
         A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores` `(B, N)`
@@ -143,8 +152,9 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
             f"strategy must be a zoo.decoding strategy such as Greedy() or BeamSearch(4), "
             f"received {strategy!r}."
         )
+    check_compact(compact)
     inputs = prepare(model, source_ids, max_length, shortlist)
-    width = strategy.width()
+    width, compacts = strategy.width(), compacting(compact)
     start = LoopState(
         step=tf.constant(0),
         tokens=tf.fill([inputs.batch_size, width], BOS_ID),
@@ -152,44 +162,69 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None):
         done=tf.zeros([inputs.batch_size], tf.bool),
         search=strategy.start(inputs),
     )
+    rows = Rows(
+        index=tf.range(inputs.batch_size), source_ids=inputs.source_ids, source_mask=inputs.source_mask,
+        limits=inputs.limits, memory=inputs.memory, allowed=() if inputs.allowed is None else inputs.allowed,
+    )
+    parked = start.search if compacts else ()  # the search state of every sentence that left the loop
+    axes = strategy.batch_axes(start.search)
 
-    def keep_going(loop):
+    def keep_going(loop, rows, parked):
         return tf.logical_and(loop.step < inputs.buffer_length, tf.logical_not(tf.reduce_all(loop.done)))
 
-    def one_step(loop):
-        restricted = {} if inputs.output is None else {"output": inputs.output}
-        if inputs.kernels is not None:
-            restricted["kernels"] = inputs.kernels
-        if inputs.output is not None:  # a zoo model: its logits, which each strategy normalizes as it needs
-            restricted["normalized"] = False
-        logits, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
-        chosen = strategy.advance(inputs, loop, tf.cast(logits, tf.float32), tf.cast(attention, tf.float32))
-        if chosen.parents is not None:
-            decoder_state = gather_beams(decoder_state, chosen.parents)
-        return (
-            LoopState(
-                step=loop.step + 1,
-                tokens=chosen.tokens,
-                decoder_state=decoder_state,
-                done=chosen.done,
-                search=chosen.search,
-            ),
-        )
+    def one_step(loop, rows, parked):
+        loop = _step(model, strategy, inputs, loop, rows)
+        if not compacts:
+            return loop, rows, parked
+        return tf.cond(should_compact(loop.done), lambda: compact_rows(loop, rows, parked, axes),
+                       lambda: (loop, rows, parked))
 
-    (final,) = tf.while_loop(keep_going, one_step, (start,), shape_invariants=(_invariants(start, width),))
-    return strategy.finish(inputs, final.step, final.search)
+    final, rows, parked = tf.while_loop(
+        keep_going, one_step, (start, rows, parked), shape_invariants=_invariants(start, rows, parked, width))
+    search = scatter_rows(parked, axes, rows.index, final.search) if compacts else final.search
+    return strategy.finish(inputs, final.step, search)
 
 
-def _invariants(loop, width):
-    """Shape invariants of `loop`: batch and hypothesis dims free (unless K is the Python int 1),
-    the model state's feature dims fixed so that layers inside `step` can build."""
-    fixed_width = isinstance(width, int) and width == 1
+def _step(model, strategy, inputs, loop, rows):
+    """One step of the loop over the rows `rows`: the next `LoopState`."""
+    inputs = inputs._replace(
+        source_ids=rows.source_ids, source_mask=rows.source_mask, limits=rows.limits, memory=rows.memory,
+        allowed=rows.allowed if inputs.allowed is not None else None,
+    )
+    restricted = {} if inputs.output is None else {"output": inputs.output}
+    if inputs.kernels is not None:
+        restricted["kernels"] = inputs.kernels
+    if inputs.output is not None:  # a zoo model: its logits, which each strategy normalizes as it needs
+        restricted["normalized"] = False
+    logits, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
+    logits = tf.cast(logits, tf.float32)
+    if inputs.allowed is not None:  # the ids a sentence may not produce: log-probability -inf
+        logits = tf.where(tf.expand_dims(inputs.allowed, 1), logits, float("-inf"))
+    chosen = strategy.advance(inputs, loop, logits, tf.cast(attention, tf.float32))
+    if chosen.parents is not None:
+        decoder_state = gather_beams(decoder_state, chosen.parents)
     return LoopState(
+        step=loop.step + 1, tokens=chosen.tokens, decoder_state=decoder_state, done=chosen.done, search=chosen.search,
+    )
+
+
+def _invariants(loop, rows, parked, width):
+    """Shape invariants of the loop's variables: batch and hypothesis dims free (unless K is the
+    Python int 1), the model state's and memory's feature dims fixed so that layers inside `step`
+    can build."""
+    fixed_width = isinstance(width, int) and width == 1
+
+    def free(tree):
+        return tf.nest.map_structure(lambda s: tf.TensorShape([None] * s.shape.rank), tree)
+
+    loop = LoopState(
         step=tf.TensorShape([]),
         tokens=tf.TensorShape([None, 1 if fixed_width else None]),
         decoder_state=tf.nest.map_structure(
             lambda s: relaxed_shape(s, 1 if fixed_width else 2), loop.decoder_state
         ),
         done=tf.TensorShape([None]),
-        search=tf.nest.map_structure(lambda s: tf.TensorShape([None] * s.shape.rank), loop.search),
+        search=free(loop.search),
     )
+    rows = free(rows)._replace(memory=tf.nest.map_structure(lambda s: relaxed_shape(s, 1), rows.memory))
+    return loop, rows, free(parked)

@@ -1,7 +1,7 @@
 """Sampling: each next token drawn from the model's distribution, tempered and cut to the top k."""
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -80,6 +80,21 @@ def keep_top_k(scores, k):
     return tf.where(keep, scores, NEG_INF)
 
 
+class Draw(NamedTuple):
+    """What sampling carries from step to step, per sentence `(B,)` but for `token_ids`.
+
+    Fields:
+        keys: uint32 `(B,)` from `sentence_keys`; temperature: float32 `(B,)`; top_k: int32 `(B,)`;
+        token_ids: int32 `(M,)`: the shortlist's ids of the columns (their noise is that of the
+            id), or `()` without a shortlist.
+    """
+
+    keys: tf.Tensor
+    temperature: tf.Tensor
+    top_k: tf.Tensor
+    token_ids: Any
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Sampling(SingleHypothesisSearch, name="sampling"):
     """Draws each next token from `softmax(log p(. | y<t, x) / temperature)` over the top k tokens.
@@ -122,21 +137,27 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         seed = self.seed
         if seed is None:
             seed = tf.random.uniform([], 0, np.iinfo(np.int32).max, dtype=tf.int32)
-        keys = sentence_keys(inputs.source_ids, inputs.source_mask, seed)
-        # With a shortlist the noise of a column is that of its id.
-        return keys if inputs.output_ids is None else (keys, inputs.output_ids)
+        batch = [inputs.batch_size]
+        return Draw(
+            keys=sentence_keys(inputs.source_ids, inputs.source_mask, seed),
+            temperature=tf.broadcast_to(tf.cast(self.temperature, tf.float32), batch),
+            top_k=tf.broadcast_to(tf.cast(self.top_k, tf.int32), batch),
+            token_ids=() if inputs.output_ids is None else inputs.output_ids,  # a column's noise is its id's
+        )
+
+    def choice_axes(self, choice):
+        return choice._replace(keys=0, temperature=0, top_k=0, token_ids=() if isinstance(choice.token_ids, tuple) else None)
 
     def choose(self, log_probs, step, choice):
-        batch_size, vocab_size = tf.shape(log_probs)[0], tf.shape(log_probs)[1]
-        keys, token_ids = choice if isinstance(choice, tuple) else (choice, tf.range(vocab_size))
-        temperature = tf.broadcast_to(tf.cast(self.temperature, tf.float32), [batch_size])[:, None]  # (B, 1)
+        token_ids = tf.range(tf.shape(log_probs)[1]) if isinstance(choice.token_ids, tuple) else choice.token_ids
+        temperature = choice.temperature[:, None]  # (B, 1)
         sampled = temperature > 0
         # Shifted by the row maximum, so that the best token stays finite for any temperature.
         shifted = log_probs - tf.reduce_max(log_probs, axis=1, keepdims=True)
         tempered = tf.where(tf.math.is_finite(log_probs), shifted / tf.where(sampled, temperature, 1.0), NEG_INF)
         static_top_k = tf.get_static_value(self.top_k)
         if static_top_k is None or np.any(static_top_k != 0):  # a known 0 skips the sort
-            tempered = keep_top_k(tempered, self.top_k)
-        drawn = tf.argmax(tempered + gumbel_noise(keys, step, token_ids), axis=1, output_type=tf.int32)
+            tempered = keep_top_k(tempered, choice.top_k)
+        drawn = tf.argmax(tempered + gumbel_noise(choice.keys, step, token_ids), axis=1, output_type=tf.int32)
         greedy = tf.argmax(log_probs, axis=1, output_type=tf.int32)
         return tf.where(sampled[:, 0], drawn, greedy)

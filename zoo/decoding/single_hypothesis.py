@@ -45,7 +45,8 @@ class SingleHypothesisSearch(DecodingStrategy):
     `alignments` (a class attribute, or a field of a dataclass subclass) True keeps each
     token's attention; False: the result's `attention` is zeros and no step writes a
     history row. Subclasses implement `choose(log_probs, step, choice) -> token` and may override
-    `start_choice(inputs)` (loop-invariant tensors `choose` needs, `()` by default) and
+    `start_choice(inputs)` (loop-invariant tensors `choose` needs, `()` by default; per-sentence
+    ones along their leading dim unless `choice_axes` says otherwise) and
     `rank(log_probs, lengths, coverage, source_mask)` (the reported scores, by default
     the log-probabilities).
     """
@@ -104,6 +105,16 @@ class SingleHypothesisSearch(DecodingStrategy):
         )
         done = loop.done | tf.equal(token, EOS_ID) | (t + 1 >= inputs.limits)
         return Advance(tokens=token[:, None], parents=None, done=done, search=search)
+
+    def batch_axes(self, search):
+        return search._replace(
+            log_probs=0, lengths=0, coverage=0, ids=1, attention=1 if self.alignments else None,
+            choice=self.choice_axes(search.choice),
+        )
+
+    def choice_axes(self, choice):
+        """The batch axis of each tensor of `start_choice`'s structure (see `batch_axes`): 0 by default."""
+        return tf.nest.map_structure(lambda _: 0, choice)
 
     def finish(self, inputs, steps, search):
         scores = self.rank(search.log_probs, search.lengths, search.coverage, inputs.source_mask)

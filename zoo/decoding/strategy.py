@@ -52,6 +52,11 @@ class DecodingStrategy:
       `zoo.decoding.log_softmax`) and `attention` float32 `(B, K, S)` are the model's
       outputs for `loop.tokens`.
     - `finish(inputs, steps, search) -> DecodingResult`: the hypotheses, best first.
+    - `batch_axes(search)`: the batch axis of each tensor of the search state (the same
+      structure: an int, or None for a tensor that is not per sentence); every tensor's
+      leading dim by default. The loop drops finished sentences with it (their search
+      state waits in a full-batch copy until `finish`), so `advance` sees only the
+      sentences still searching, and `finish` gets the whole batch.
     """
 
     name = None
@@ -77,6 +82,9 @@ class DecodingStrategy:
 
     def finish(self, inputs, steps, search):
         raise NotImplementedError(f"{type(self).__name__} must implement finish(...).")
+
+    def batch_axes(self, search):
+        return tf.nest.map_structure(lambda _: 0, search)
 
 
 def names():
