@@ -67,6 +67,8 @@ flags.DEFINE_list("stopping", ["exact"], "beam search stopping rules timed: exac
                   "(rows beamK and beamK_approximate)")
 flags.DEFINE_bool("alignments", False, "keep each search's attention alignments (the beam_search signature "
                   "does; serving_default, greedy, sample and zoo-eval keep none)")
+flags.DEFINE_bool("compact", True, "drop finished sentences from the loop's batch (zoo.decoding.decode's default; "
+                  "--nocompact runs every row to the end of its batch)")
 flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
 flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
@@ -255,10 +257,10 @@ def searches_of(model, max_length, shortlist, sampling):
     def search(source, width, stopping="exact"):
         if width is None or isinstance(width, Sampling):
             strategy = width or Greedy(alignments=FLAGS.alignments)
-            return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
+            return decode(model, source, strategy, max_length=max_length, shortlist=shortlist, compact=FLAGS.compact)
         strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty, stopping=stopping,
                               alignments=FLAGS.alignments)
-        return decode(model, source, strategy, max_length=max_length, shortlist=shortlist)
+        return decode(model, source, strategy, max_length=max_length, shortlist=shortlist, compact=FLAGS.compact)
 
     graph = {stopping: tf.function(lambda source, width, s=stopping: search(source, width, s),
                                    input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32)])
@@ -330,6 +332,7 @@ def main(argv):
         "shortlist_learned_from": FLAGS.shortlist_tsv if tables else None,
         "batches": "length-sorted (as zoo-eval)" if FLAGS.sort_by_length else "in file order",
         "alignments": "kept" if FLAGS.alignments else "not kept (as serving_default and zoo-eval)",
+        "compact": FLAGS.compact,
         "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "summary": summary, "results": results,

@@ -256,9 +256,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
     def batch_axes(self, search):
         time_major = History(tokens=1, parents=1, attention=1 if self.alignments else None)
-        return search._replace(
-            live_log_probs=0, coverage=0, history=time_major, finished=tf.nest.map_structure(lambda _: 0, search.finished)
-        )
+        finished = tf.nest.map_structure(lambda _: 0, search.finished)
+        return search._replace(live_log_probs=0, coverage=0, history=time_major, finished=finished)
 
     def finish(self, inputs, steps, search):
         ids, attention = trace_back(steps, search.history, search.finished)

@@ -146,7 +146,8 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         )
 
     def choice_axes(self, choice):
-        return choice._replace(keys=0, temperature=0, top_k=0, token_ids=() if isinstance(choice.token_ids, tuple) else None)
+        shortlisted = not isinstance(choice.token_ids, tuple)  # its ids are not per sentence
+        return choice._replace(keys=0, temperature=0, top_k=0, token_ids=None if shortlisted else ())
 
     def choose(self, log_probs, step, choice):
         token_ids = tf.range(tf.shape(log_probs)[1]) if isinstance(choice.token_ids, tuple) else choice.token_ids
