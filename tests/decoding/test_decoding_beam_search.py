@@ -143,6 +143,7 @@ def test_sentence_decodes_the_same_alone_and_in_a_batch():
 
 
 def test_eager_function_and_xla_agree_with_a_runtime_beam_width():
+    # A run-time coverage penalty keeps the coverage; a known 0 skips it: the same results.
     model = ToyModel(seed=4, end_bias=-1.0)
     source = tf.constant(padded([[4, 5, 1, 4], [5, 4], [1]]))
 
@@ -151,18 +152,23 @@ def test_eager_function_and_xla_agree_with_a_runtime_beam_width():
             tf.TensorSpec([None, None], tf.int32),
             tf.TensorSpec([], tf.int32),
             tf.TensorSpec([], tf.float32),
+            tf.TensorSpec([], tf.float32),
         ]
     )
-    def graph(source, beam_width, alpha):
-        return beam_search(model, source, beam_width=beam_width, num_hypotheses=2, length_penalty=alpha)
+    def graph(source, beam_width, alpha, beta):
+        return beam_search(model, source, beam_width=beam_width, num_hypotheses=2, length_penalty=alpha,
+                           coverage_penalty=beta)
 
     @tf.function(jit_compile=True)
-    def compiled(source, beam_width, alpha):
-        return beam_search(model, source, beam_width=beam_width, num_hypotheses=2, length_penalty=alpha)
+    def compiled(source, beam_width, alpha, beta):
+        return beam_search(model, source, beam_width=beam_width, num_hypotheses=2, length_penalty=alpha,
+                           coverage_penalty=beta)
 
-    for width in (2, 4):
-        eager = beam_search(model, source, beam_width=width, num_hypotheses=2, length_penalty=0.6)
-        for result in (graph(source, width, 0.6), compiled(source, tf.constant(width), tf.constant(0.6))):
+    for width, beta in ((2, 0.0), (4, 0.0), (4, 0.2)):
+        eager = beam_search(model, source, beam_width=width, num_hypotheses=2, length_penalty=0.6,
+                            coverage_penalty=beta)
+        for result in (graph(source, width, 0.6, beta),
+                       compiled(source, tf.constant(width), tf.constant(0.6), tf.constant(beta))):
             assert isinstance(result, DecodingResult)
             np.testing.assert_array_equal(result.ids.numpy(), eager.ids.numpy())
             np.testing.assert_array_equal(result.lengths.numpy(), eager.lengths.numpy())

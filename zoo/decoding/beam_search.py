@@ -24,7 +24,8 @@ class BeamState(NamedTuple):
 
     Fields:
         live_log_probs: float32 `(B, K)`: each live hypothesis' log-probability (-inf: none).
-        coverage: float32 `(B, K, S)`: attention summed over each live hypothesis' tokens.
+        coverage: float32 `(B, K, S)`: attention summed over each live hypothesis' tokens
+            (an empty `(0,)` when the coverage penalty is a known 0: nothing reads it).
         history: a `History` of the live beams.
         finished: a `Finished` record of the N best finished hypotheses.
     """
@@ -173,7 +174,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         nothing = tf.zeros([batch_size, hypotheses], tf.int32)
         return BeamState(
             live_log_probs=tf.tile(tf.expand_dims(first_live, 0), [batch_size, 1]),
-            coverage=tf.zeros([batch_size, beam, source_length], tf.float32),
+            coverage=tf.zeros([batch_size, beam, source_length] if self.covers() else [0], tf.float32),
             history=History(
                 tokens=tf.zeros([buffer_length, batch_size, beam], tf.int32),
                 parents=tf.zeros([buffer_length, batch_size, beam], tf.int32),
@@ -192,19 +193,19 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         beam, state, t = self.width(), loop.search, loop.step
         length = t + 1  # tokens in every extension
         top = best_extensions(logits, state.live_log_probs, beam, inputs.token_ids)
-        covered = state.coverage + attention  # (B, K, S), attention rows indexed by the parent beam
+        covered = state.coverage + attention if self.covers() else None  # (B, K, S), rows by parent beam
 
         # End-token extensions among the K best finish. (A mask, not a slice [:, :K]: XLA only
         # turns top_k back into its fast TopK kernel when nothing slices the result further.)
         among_best = tf.range(2 * beam) < beam
         end_log_probs = tf.where(top.is_end & among_best, top.log_probs, NEG_INF)  # (B, 2K)
-        end_scores = self.score(inputs, end_log_probs, length, gather_beams(covered, top.parents))
+        end_scores = self.score(inputs, end_log_probs, length, covered, top.parents)
 
         # The K best other extensions stay live (there are at most K end tokens in the 2K).
         live_log_probs, keep = tf.math.top_k(tf.where(top.is_end, NEG_INF, top.log_probs), k=beam)
         parents = tf.gather(top.parents, keep, batch_dims=1)  # (B, K)
         tokens = tf.gather(top.tokens, keep, batch_dims=1)
-        coverage = gather_beams(covered, parents)
+        coverage = gather_beams(covered, parents) if self.covers() else state.coverage
 
         # At its length limit a sentence's live hypotheses finish as they are; a done one no longer changes.
         at_limit = length >= inputs.limits  # (B,)
@@ -216,7 +217,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_token=tf.fill(tf.shape(top.parents), EOS_ID),
             last_parent=top.parents,
         )
-        cut_scores = self.score(inputs, live_log_probs, length, coverage)
+        cut_scores = self.score(inputs, live_log_probs, length, covered, parents)
         cut = Finished(
             scores=tf.where(frozen | ~tf.expand_dims(at_limit, 1), NEG_INF, cut_scores),
             log_probs=live_log_probs,
@@ -234,8 +235,17 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         search = BeamState(live_log_probs=live_log_probs, coverage=coverage, history=history, finished=finished)
         return Advance(tokens=tokens, parents=parents, done=done, search=search)
 
-    def score(self, inputs, log_probs, length, coverage):
-        """The ranking score of hypotheses `(B, M)` of `length` tokens with `coverage` `(B, M, S)`."""
+    def covers(self):
+        """Whether the search tracks coverage: unless the coverage penalty is known to be 0."""
+        beta = tf.get_static_value(self.coverage_penalty)
+        return beta is None or float(beta) != 0.0
+
+    def score(self, inputs, log_probs, length, covered, parents):
+        """The ranking score of hypotheses `(B, M)` of `length` tokens extending the beams `parents`
+        `(B, M)`, whose coverage with this step's attention is `covered` `(B, K, S)` (None: no penalty)."""
+        if covered is None:
+            return ranking_score(log_probs, length, self.length_penalty, self.length_normalization)
+        coverage = gather_beams(covered, parents)
         source_mask = tf.expand_dims(inputs.source_mask, 1)  # (B, 1, S)
         return ranking_score(
             log_probs, length, self.length_penalty, self.length_normalization, coverage, source_mask,
@@ -257,7 +267,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     def batch_axes(self, search):
         time_major = History(tokens=1, parents=1, attention=1 if self.alignments else None)
         finished = tf.nest.map_structure(lambda _: 0, search.finished)
-        return search._replace(live_log_probs=0, coverage=0, history=time_major, finished=finished)
+        coverage = 0 if self.covers() else None
+        return search._replace(live_log_probs=0, coverage=coverage, history=time_major, finished=finished)
 
     def finish(self, inputs, steps, search):
         ids, attention = trace_back(steps, search.history, search.finished)
