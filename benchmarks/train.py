@@ -41,6 +41,8 @@ flags.DEFINE_integer("warmup_steps", 5, "untimed steps first (tracing, XLA compi
 flags.DEFINE_list("strategy", ["one_device"], "strategies timed one after the other (docs/scaling.md)")
 flags.DEFINE_list("precision", ["float32"], "compute policies: float32, mixed_bfloat16, mixed_float16, auto")
 flags.DEFINE_list("jit_compile", ["false"], "XLA settings: true, false, auto")
+flags.DEFINE_list("encoder_implementation", ["zoo"], "encoders timed: zoo (own cells) and/or keras (Keras' "
+                  "LSTM/GRU layers, cuDNN on a GPU; always without XLA)")
 flags.DEFINE_string("static_shapes", "auto", "auto (with XLA or several replicas), true or false")
 flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices (mirrored on a CPU)")
 flags.DEFINE_string("output", None, "also write the JSON to this file")
@@ -144,21 +146,9 @@ def main(argv):
     runs = []
     for strategy_name in FLAGS.strategy:
         for jit_text in FLAGS.jit_compile:
-            strategy = distribute.resolve_strategy(strategy_name)
-            jit_compile = distribute.resolve_jit_compile(jit_text, strategy)
-            static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy.num_replicas_in_sync)
-            spec, batches, tokens, lengths, shapes = _batches(trainer, config, pairs, tokenizers, static)
-            for precision in FLAGS.precision:
-                config.precision = precision
-                run = _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_compile)
-                speed = tokens / run["seconds"]
-                model_flops = speed * run["model_flops_per_token"]
-                runs.append(dict(run, strategy=distribute.strategy_name(strategy), jit_compile=jit_compile,
-                                 static_shapes=static, distinct_batch_shapes_per_epoch=shapes,
-                                 steps_per_second=FLAGS.steps / run["seconds"],
-                                 train_tokens_per_second=speed, tokens_per_step=tokens / FLAGS.steps,
-                                 peak_fraction=model_flops / (run["matmul_peak_gflops"] * 1e9)))
-                print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+            for implementation in FLAGS.encoder_implementation:
+                config.encoder_implementation = implementation
+                _time_precisions(trainer, config, pairs, tokenizers, strategy_name, jit_text, runs)
     report = json.dumps({
         "recipe": config.recipe, "preset": config.model, "batch_size": config.batch_size, "steps": FLAGS.steps,
         "warmup_steps": FLAGS.warmup_steps, "train_pairs": len(pairs),
@@ -169,6 +159,28 @@ def main(argv):
     if FLAGS.output:
         with open(FLAGS.output, "w", encoding="utf-8") as f:
             f.write(report + "\n")
+
+
+def _time_precisions(trainer, config, pairs, tokenizers, strategy_name, jit_text, runs):
+    """Times each --precision under one strategy, XLA setting and encoder implementation; appends to `runs`."""
+    from zoo.training import distribute
+
+    strategy = distribute.resolve_strategy(strategy_name)
+    jit_compile = distribute.resolve_jit_compile(jit_text, strategy, config.encoder_implementation)
+    static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy.num_replicas_in_sync)
+    spec, batches, tokens, lengths, shapes = _batches(trainer, config, pairs, tokenizers, static)
+    for precision in FLAGS.precision:
+        config.precision = precision
+        run = _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_compile)
+        speed = tokens / run["seconds"]
+        model_flops = speed * run["model_flops_per_token"]
+        runs.append(dict(run, strategy=distribute.strategy_name(strategy), jit_compile=jit_compile,
+                         encoder_implementation=config.encoder_implementation,
+                         static_shapes=static, distinct_batch_shapes_per_epoch=shapes,
+                         steps_per_second=FLAGS.steps / run["seconds"],
+                         train_tokens_per_second=speed, tokens_per_step=tokens / FLAGS.steps,
+                         peak_fraction=model_flops / (run["matmul_peak_gflops"] * 1e9)))
+        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

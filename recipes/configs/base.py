@@ -56,6 +56,7 @@ def _model(config):
     config.encoder_cell = defaults.ENCODER_CELL  # "lstm" or "gru"
     config.encoder_units = defaults.ENCODER_UNITS  # units of each encoder direction
     config.encoder_layers = defaults.ENCODER_LAYERS  # stacked bidirectional encoder layers
+    config.encoder_implementation = defaults.ENCODER_IMPLEMENTATION  # "zoo" or "keras" (cuDNN, docs/scaling.md)
     config.decoder_cell = defaults.DECODER_CELL  # "lstm" or "gru"
     config.decoder_units = defaults.DECODER_UNITS  # decoder RNN units
     config.attention_units = defaults.ATTENTION_UNITS  # hidden size of additive/concat scores (ignored by others)

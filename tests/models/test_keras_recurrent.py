@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import pytest
 
+import zoo.models
 from zoo.models import keras_recurrent
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.recurrent_cells import make_cell
@@ -73,3 +74,44 @@ def test_a_gru_candidate_recurrent_bias_is_refused():
     cell.build()
     with pytest.raises(ValueError, match="recurrent bias of the candidate gate is not zero"):
         keras_recurrent.set_cell_weights(cell, layer)
+
+
+@pytest.mark.parametrize("preset, cell", [("luong_general", "lstm"), ("bahdanau", "gru")])
+def test_a_model_converts_between_encoder_implementations_with_the_same_outputs(preset, cell, tmp_path):
+    keras.utils.set_random_seed(4)
+    sizes = dict(embedding_dim=8, encoder_units=6, encoder_layers=2, encoder_cell=cell, decoder_units=10,
+                 attention_units=5, dropout=0.0, **({"output_units": 4} if preset == "bahdanau" else {}))
+    model = zoo.models.build(preset, 30, 40, **sizes)
+    batch = (np.array([[4, 5, 6, 7], [8, 9, 0, 0]], "int32"), np.array([[1, 5, 6], [1, 9, 0]], "int32"))
+    own = keras.ops.convert_to_numpy(model(batch))
+    converted = zoo.models.with_encoder_implementation(model, "keras")
+    assert converted.encoder_implementation == "keras" and converted.encoder.keras_layers
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(converted(batch)), own, atol=1e-5)
+    path = str(tmp_path / "keras_encoder.keras")  # the choice survives saving
+    converted.save(path)
+    reloaded = keras.saving.load_model(path)
+    assert reloaded.encoder_implementation == "keras"
+    back = zoo.models.with_encoder_implementation(reloaded, "zoo")
+    assert back.encoder_implementation == "zoo" and zoo.models.with_encoder_implementation(back, "zoo") is back
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(back(batch)), own, atol=1e-5)
+
+
+def test_the_keras_layers_keep_what_cudnn_needs():
+    # Keras' LSTM/GRU take cuDNN's kernels on a GPU with these settings (keras.layers.LSTM's use_cudnn="auto").
+    for kind in ("lstm", "gru"):
+        encoder = BidirectionalEncoder(kind, units=4, implementation="keras")
+        encoder(EMBEDDED, mask=MASK)
+        for layer in (encoder.keras_layers[0].forward_layer, encoder.keras_layers[0].backward_layer):
+            cell = layer.cell
+            assert layer.use_cudnn == "auto" and not layer.unroll and cell.use_bias and not cell.recurrent_dropout
+            assert cell.activation is keras.activations.tanh and cell.recurrent_activation is keras.activations.sigmoid
+            assert kind == "lstm" or cell.reset_after
+
+
+def test_a_bad_implementation_and_mismatched_encoders_are_refused():
+    with pytest.raises(ValueError, match=r"implementation must be one of \['zoo', 'keras'\], received 'cudnn'"):
+        BidirectionalEncoder("lstm", units=4, implementation="cudnn")
+    small, large = BidirectionalEncoder("lstm", units=4), BidirectionalEncoder("lstm", units=6, implementation="keras")
+    small(EMBEDDED, mask=MASK), large(EMBEDDED, mask=MASK)
+    with pytest.raises(ValueError, match="the encoders differ in units: 4 and 6"):
+        keras_recurrent.copy_encoder_weights(small, large)

@@ -149,7 +149,7 @@ def test_presets_take_their_sizes_from_the_one_home_of_defaults():
                 assert preset.defaults[field] == getattr(defaults, field.upper()), (name, field)
     assert zoo.models.get_preset("luong_dot").defaults["attention"] == "dot"
     assert set(zoo.models.get_preset("rnnenc").defaults) == set(TINY) | {
-        "encoder_cell", "encoder_layers", "decoder_cell", "output_units"
+        "encoder_cell", "encoder_layers", "encoder_implementation", "decoder_cell", "output_units"
     }
     model = zoo.models.LuongSeq2Seq(10, 10)  # the class itself has the same defaults
     assert (model.embedding_dim, model.decoder_units, model.dropout, model.attention_rank) == (256, 512, 0.2, 64)

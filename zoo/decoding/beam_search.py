@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import EOS_ID
-from zoo.decoding.beams import Finished, History, gather_beams, static_int, trace_back
+from zoo.decoding.beams import Finished, History, gather_beams, merge_finished, static_int, trace_back
 from zoo.decoding.constraints import is_forbidden
 from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
 from zoo.decoding.length_penalty import check_length_normalization, length_penalty, ranking_score
@@ -71,16 +71,6 @@ def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
     tokens = tf.gather(tf.reshape(beam_tokens, [batch_size, -1]), index, batch_dims=1)
     parents = index // per_beam
     return Extensions(log_probs=log_probs, parents=parents, tokens=tokens, is_end=tf.equal(tokens, EOS_ID))
-
-
-def merge_finished(kept, *candidates):
-    """The N best of the `Finished` records `kept` and `candidates` (`(B, N)`, `(B, M_i)`).
-
-    Kept ones come first, so that they win ties; a -inf score is no hypothesis.
-    """
-    merged = tf.nest.map_structure(lambda *parts: tf.concat(parts, axis=1), kept, *candidates)
-    _, pick = tf.math.top_k(merged.scores, k=tf.shape(kept.scores)[1])
-    return gather_beams(merged, pick)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -295,9 +285,7 @@ def beam_search(
         shortlist: None, or a `zoo.decoding.Shortlist` (see `decode`).
 
     Returns:
-        A `DecodingResult`: `ids` int32 `(B, N, T)`, `lengths` `(B, N)`, `scores`
-        `(B, N)` descending, `log_probs` `(B, N)`, `attention` `(B, N, T, S)`, where
-        T is `min(2 * S + 10, max_length)`.
+        A `DecodingResult` of N hypotheses per sentence (see `decode`).
 
     Example:
 

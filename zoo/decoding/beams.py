@@ -104,3 +104,13 @@ def trace_back(steps, history, finished):
         invariants.append(tf.TensorShape([None] * 4))
     final = tf.while_loop(keep_going, one_step, tuple(start), shape_invariants=tuple(invariants))
     return final[2], (final[3] if aligned else None)
+
+
+def merge_finished(kept, *candidates):
+    """The N best of the `Finished` records `kept` and `candidates` (`(B, N)`, `(B, M_i)`).
+
+    Kept ones come first, so that they win ties; a -inf score is no hypothesis.
+    """
+    merged = tf.nest.map_structure(lambda *parts: tf.concat(parts, axis=1), kept, *candidates)
+    _, pick = tf.math.top_k(merged.scores, k=tf.shape(kept.scores)[1])
+    return gather_beams(merged, pick)

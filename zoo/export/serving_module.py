@@ -109,6 +109,10 @@ class ServingModule(tf.Module):
                     f"ServingModule: the {side} tokenizer has {tokenizer.vocab_size} tokens but the "
                     f"model expects a {side} vocabulary of {size}."
                 )
+        if getattr(model, "encoder_implementation", "zoo") != "zoo":  # Keras' layers trace cuDNN ops on a GPU
+            from zoo.models.keras_recurrent import with_encoder_implementation
+
+            model = with_encoder_implementation(model, "zoo")  # the same weights, a graph for any device
         self._keras = _Untracked(model)
         # The variables (not the Keras objects) are what the SavedModel stores and restores.
         self.model_variables = [variable.value for variable in model.variables]

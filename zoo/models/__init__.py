@@ -4,6 +4,7 @@ from zoo.models import defaults
 from zoo.models.bahdanau import BahdanauSeq2Seq
 from zoo.models.catalog import PRESETS, Preset, build, check, get_preset, presets, recipe_overrides
 from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.keras_recurrent import with_encoder_implementation
 from zoo.models.luong import LuongSeq2Seq
 from zoo.models.recurrent_cells import GRUCell, LSTMCell
 from zoo.models.rnnenc import RNNEncSeq2Seq
@@ -25,4 +26,5 @@ __all__ = [
     "get_preset",
     "presets",
     "recipe_overrides",
+    "with_encoder_implementation",
 ]

@@ -9,6 +9,7 @@ EMBEDDING_DIM = 256  # source and target embedding size
 ENCODER_CELL = "lstm"  # "lstm" or "gru"
 ENCODER_UNITS = 256  # units of each encoder direction
 ENCODER_LAYERS = 1  # stacked bidirectional encoder layers
+ENCODER_IMPLEMENTATION = "zoo"  # "zoo" (own cells, one loop, XLA) or "keras" (Keras' LSTM/GRU: cuDNN on a GPU)
 DECODER_CELL = "lstm"  # "lstm" or "gru"
 DECODER_UNITS = 512  # decoder RNN units
 DECODER_LAYERS = 1  # stacked decoder RNN layers (Luong decoders)
@@ -22,7 +23,8 @@ DROPOUT = 0.2  # on embeddings, between encoder layers and before the output lay
 
 # The constructor arguments a recipe sets (one field each in recipes/configs/base.py).
 SIZE_FIELDS = (
-    "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "decoder_cell", "decoder_units",
+    "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "encoder_implementation", "decoder_cell",
+    "decoder_units",
     "attention_units", "attention_rank", "output_units", "tie_embeddings",
 )  # fmt: skip
 # Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).

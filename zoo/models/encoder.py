@@ -3,9 +3,13 @@
 import keras
 from keras import ops
 
+from zoo.models.keras_recurrent import keras_bidirectional_layer
 from zoo.models.loop_kernels import LoopKernels
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
+
+
+IMPLEMENTATIONS = ("zoo", "keras")  # the zoo's own cells in one loop, or Keras' LSTM/GRU layers (cuDNN)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -18,14 +22,21 @@ class BidirectionalEncoder(keras.layers.Layer):
     backward RNN effectively starts at the last real token and a sentence
     encodes the same whatever length it is padded to; padded outputs are 0.
 
-    Both directions run in one time loop, and the input projections of the whole
-    sequence are computed before it as one matrix product per direction.
+    With `implementation="zoo"` both directions run in one time loop of the zoo's own
+    cells, the input projections of the whole sequence are computed before it as one
+    matrix product per direction, and the recurrent kernels' gradients are taken after it
+    (`LoopKernels`); the whole step compiles with XLA. With `implementation="keras"` each
+    layer is Keras' own `Bidirectional(LSTM/GRU)`, which runs cuDNN's kernels on a GPU
+    (the pipeline pads on the right, as cuDNN needs) but no longer compiles with XLA. Both
+    compute the same function, and `zoo.models.keras_recurrent.copy_encoder_weights`
+    carries trained weights from one to the other.
 
     Args:
         cell: "lstm" or "gru".
         units: size of each direction; outputs have `2 * units` features.
         num_layers: number of stacked bidirectional layers.
         dropout: dropout between layers (on each layer's input but the first).
+        implementation: "zoo" (default) or "keras", see above.
 
     Call arguments:
         embedded: `(B, S, E)` embedded source tokens.
@@ -38,10 +49,13 @@ class BidirectionalEncoder(keras.layers.Layer):
         state `h` for both cell kinds).
     """
 
-    def __init__(self, cell="lstm", units=256, num_layers=1, dropout=0.0, **kwargs):
+    def __init__(self, cell="lstm", units=256, num_layers=1, dropout=0.0, implementation="zoo", **kwargs):
         super().__init__(**kwargs)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"BidirectionalEncoder: cell must be 'lstm' or 'gru', received {cell!r}.")
+        if implementation not in IMPLEMENTATIONS:
+            raise ValueError(f"BidirectionalEncoder: implementation must be one of {list(IMPLEMENTATIONS)}, "
+                             f"received {implementation!r}.")
         if int(units) <= 0 or int(num_layers) <= 0:
             raise ValueError(
                 f"BidirectionalEncoder: units and num_layers must be positive, received "
@@ -51,13 +65,20 @@ class BidirectionalEncoder(keras.layers.Layer):
         self.units = int(units)
         self.num_layers = int(num_layers)
         self.dropout = float(dropout)
+        self.implementation = implementation
         self.supports_masking = True
         self.dropouts = [keras.layers.Dropout(self.dropout, dtype=self.dtype_policy) for _ in range(self.num_layers)]
 
     def build(self, embedded_shape, mask_shape=None):
         input_dim = int(embedded_shape[-1])
-        self.forward_cells, self.backward_cells = [], []
+        self.forward_cells, self.backward_cells, self.keras_layers = [], [], []
         for i in range(self.num_layers):
+            if self.implementation == "keras":
+                layer = keras_bidirectional_layer(self.cell, self.units, name=f"bidirectional_{i}",
+                                                  dtype=self.dtype_policy)
+                layer.build((None, None, input_dim if i == 0 else 2 * self.units))
+                self.keras_layers.append(layer)
+                continue
             for direction, cells in (("forward", self.forward_cells), ("backward", self.backward_cells)):
                 cell = make_cell(self.cell, self.units, input_dim if i == 0 else 2 * self.units,
                                  name=f"{direction}_{i}", dtype=self.dtype_policy)
@@ -108,14 +129,25 @@ class BidirectionalEncoder(keras.layers.Layer):
         for i in range(self.num_layers):
             if i > 0:
                 outputs = self.dropouts[i](outputs, training=training)
+            if self.implementation == "keras":
+                outputs, final_forward, final_backward = self._keras_layer(outputs, mask, self.keras_layers[i])
+                continue
             outputs, final_forward, final_backward = self._bidirectional_layer(
                 outputs, mask, self.forward_cells[i], self.backward_cells[i]
             )
         return outputs, final_forward, final_backward
 
+    def _keras_layer(self, inputs, mask, layer):
+        """One layer through Keras' `Bidirectional`: padded outputs zeroed, as the zoo's loop leaves them."""
+        results = layer(inputs, mask=mask)  # [outputs, forward states..., backward states...]
+        states = 2 if self.cell == "lstm" else 1
+        outputs = results[0] * ops.cast(mask, results[0].dtype)[..., None]
+        return outputs, results[1], results[1 + states]
+
     def get_config(self):
         config = super().get_config()
         config.update(
-            {"cell": self.cell, "units": self.units, "num_layers": self.num_layers, "dropout": self.dropout}
+            {"cell": self.cell, "units": self.units, "num_layers": self.num_layers, "dropout": self.dropout,
+             "implementation": self.implementation}
         )
         return config

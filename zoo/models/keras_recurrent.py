@@ -26,13 +26,15 @@ def keras_weights(cell):
 
 
 def set_cell_weights(cell, layer):
-    """Copies the weights of a Keras `LSTM`/`GRU` layer (or its cell) into a zoo cell of the same sizes.
+    """Copies the weights of a Keras `LSTM`/`GRU` layer (or its cell, or its weight arrays in
+    Keras' order) into a zoo cell of the same sizes.
 
     Raises:
       ValueError: the shapes differ, or a GRU's recurrent bias on the candidate `n` is not
         zero (it is scaled by the reset gate, which the zoo's single bias cannot express).
     """
-    kernel, recurrent_kernel, bias = (keras.ops.convert_to_numpy(w) for w in layer.weights)
+    weights = layer if isinstance(layer, (list, tuple)) else layer.weights
+    kernel, recurrent_kernel, bias = (keras.ops.convert_to_numpy(w) for w in weights)
     if isinstance(cell, GRUCell):
         if bias.shape != (2, kernel.shape[1]):
             raise ValueError(f"expected a GRU with reset_after=True (bias (2, {kernel.shape[1]})), "
@@ -80,9 +82,81 @@ def keras_bidirectional(encoder, layer_index=0):
     return layer
 
 
+def keras_bidirectional_layer(kind, units, name=None, dtype=None):
+    """An unbuilt Keras `Bidirectional` of `LSTM`s or `GRU`s as the zoo's encoder layer computes it.
+
+    Both directions return their sequences and final states; the LSTM's default
+    initializers are those of the zoo's `LSTMCell` (forget-gate bias 1), the GRU keeps the
+    reset gate after the recurrent product. Default activations and no recurrent dropout:
+    Keras runs them with cuDNN on a GPU (`keras.layers.LSTM`'s `use_cudnn="auto"`).
+    """
+    def direction(backwards):
+        options = dict(return_sequences=True, return_state=True, go_backwards=backwards, dtype=dtype,
+                       name=f"{'backward' if backwards else 'forward'}_{kind}")
+        if kind == "lstm":
+            return keras.layers.LSTM(units, **options)
+        return keras.layers.GRU(units, reset_after=True, **options)
+
+    return keras.layers.Bidirectional(direction(False), backward_layer=direction(True), name=name, dtype=dtype)
+
+
+def encoder_layer_weights(encoder):
+    """`[(forward weights, backward weights) per layer]` of a built `BidirectionalEncoder`, in Keras' order."""
+    if encoder.implementation == "keras":
+        return [(layer.forward_layer.get_weights(), layer.backward_layer.get_weights()) for layer in encoder.keras_layers]
+    return [(keras_weights(forward), keras_weights(backward))
+            for forward, backward in zip(encoder.forward_cells, encoder.backward_cells)]
+
+
+def copy_encoder_weights(source, target):
+    """Copies the weights of a built `BidirectionalEncoder` into another of the same sizes, whatever
+    the implementation of each ("zoo" cells or "keras" layers).
+
+    Raises:
+      ValueError: the cells, units or layers differ (or see `set_cell_weights`).
+    """
+    for field in ("cell", "units", "num_layers"):
+        if getattr(source, field) != getattr(target, field):
+            raise ValueError(f"the encoders differ in {field}: {getattr(source, field)!r} and "
+                             f"{getattr(target, field)!r}")
+    for i, (forward, backward) in enumerate(encoder_layer_weights(source)):
+        if target.implementation == "keras":
+            target.keras_layers[i].forward_layer.set_weights(forward)
+            target.keras_layers[i].backward_layer.set_weights(backward)
+        else:
+            set_cell_weights(target.forward_cells[i], forward)
+            set_cell_weights(target.backward_cells[i], backward)
+
+
 def _unbuilt_layer(cell, **kwargs):
     if cell.extra_dim:
         raise ValueError(f"{cell.name} takes {cell.extra_dim} extra inputs inside its loop; a Keras layer cannot")
     if isinstance(cell, LSTMCell):
         return keras.layers.LSTM(cell.units, unit_forget_bias=False, **kwargs)
     return keras.layers.GRU(cell.units, reset_after=True, **kwargs)
+
+
+def with_encoder_implementation(model, implementation):
+    """`model` (a built zoo `Seq2Seq`) with its encoder in `implementation` ("zoo" or "keras"):
+    `model` itself when it has it already, else a new model of the same class and config
+    holding the same weights (the optimizer's state is not carried).
+
+    A model trained with Keras' cuDNN layers on a GPU becomes one of the zoo's own cells
+    (what the export traces, so that a SavedModel serves on any device), and the other way.
+    """
+    if model.encoder_implementation == implementation:
+        return model
+    config = dict(model.get_config(), encoder_implementation=implementation)
+    converted = type(model).from_config(config)
+    converted((np.ones((1, 2), "int32"), np.ones((1, 2), "int32")))  # builds every weight
+    mine = {id(v) for v in model.encoder.weights}
+    theirs = {id(v) for v in converted.encoder.weights}
+    source = [v for v in model.weights if id(v) not in mine]
+    target = [v for v in converted.weights if id(v) not in theirs]
+    if [v.path for v in source] != [v.path for v in target]:
+        raise ValueError(f"{model.name}: the weights outside the encoder differ after the conversion: "
+                         f"{[v.path for v in source]} and {[v.path for v in target]}")
+    for old, new in zip(source, target):
+        new.assign(old)
+    copy_encoder_weights(model.encoder, converted.encoder)
+    return converted

@@ -56,6 +56,9 @@ class Seq2Seq(keras.Model):
         decoder_units: size of the decoder RNN.
         dropout: dropout on embeddings, between encoder layers and before the
             output layer.
+        encoder_implementation: "zoo" (the own cells in one XLA-compilable loop) or
+            "keras" (Keras' LSTM/GRU layers, cuDNN on a GPU): see `BidirectionalEncoder`;
+            `zoo.models.with_encoder_implementation` converts a built model.
 
     Call arguments:
         inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`, padded
@@ -70,7 +73,8 @@ class Seq2Seq(keras.Model):
         self, source_vocab_size, target_vocab_size, embedding_dim=defaults.EMBEDDING_DIM,
         encoder_cell=defaults.ENCODER_CELL, encoder_units=defaults.ENCODER_UNITS,
         encoder_layers=defaults.ENCODER_LAYERS, decoder_cell=defaults.DECODER_CELL,
-        decoder_units=defaults.DECODER_UNITS, dropout=defaults.DROPOUT, **kwargs,
+        decoder_units=defaults.DECODER_UNITS, dropout=defaults.DROPOUT,
+        encoder_implementation=defaults.ENCODER_IMPLEMENTATION, **kwargs,
     ):
         super().__init__(**kwargs)
         for field, value in (
@@ -92,11 +96,13 @@ class Seq2Seq(keras.Model):
         self.decoder_cell = decoder_cell
         self.decoder_units = decoder_units
         self.dropout = float(dropout)
+        self.encoder_implementation = encoder_implementation
 
         self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding", dtype=self.dtype_policy)
         self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding", dtype=self.dtype_policy)
         self.encoder = BidirectionalEncoder(
-            encoder_cell, encoder_units, encoder_layers, dropout=dropout, name="encoder", dtype=self.dtype_policy
+            encoder_cell, encoder_units, encoder_layers, dropout=dropout, implementation=encoder_implementation,
+            name="encoder", dtype=self.dtype_policy,
         )
         self.embedding_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.output_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
@@ -281,18 +287,6 @@ class Seq2Seq(keras.Model):
         return scores, state, ops.cast(attention, "float32")
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "source_vocab_size": self.source_vocab_size,
-                "target_vocab_size": self.target_vocab_size,
-                "embedding_dim": self.embedding_dim,
-                "encoder_cell": self.encoder_cell,
-                "encoder_units": self.encoder_units,
-                "encoder_layers": self.encoder_layers,
-                "decoder_cell": self.decoder_cell,
-                "decoder_units": self.decoder_units,
-                "dropout": self.dropout,
-            }
-        )
-        return config
+        fields = ("source_vocab_size", "target_vocab_size", "embedding_dim", "encoder_cell", "encoder_units",
+                  "encoder_layers", "decoder_cell", "decoder_units", "dropout", "encoder_implementation")
+        return {**super().get_config(), **{field: getattr(self, field) for field in fields}}

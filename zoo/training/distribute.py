@@ -166,9 +166,17 @@ def _switch(field, value):
     return text
 
 
-def resolve_jit_compile(value, strategy):
-    """`--config.jit_compile`: `auto` compiles with XLA on GPUs and TPUs, not on CPUs."""
+def resolve_jit_compile(value, strategy, encoder_implementation="zoo"):
+    """`--config.jit_compile`: `auto` compiles with XLA on GPUs and TPUs, not on CPUs, and never
+    with Keras' recurrent layers (`encoder_implementation="keras"`: cuDNN's kernels, which XLA cannot
+    compile; `true` is then an error)."""
     text = _switch("jit_compile", value)
+    if encoder_implementation == "keras":
+        if text == "true":
+            raise ValueError("jit_compile=true cannot compile encoder_implementation='keras' (Keras' LSTM/GRU "
+                             "layers run cuDNN's kernels, which XLA cannot compile); expected jit_compile=auto "
+                             "or false, or encoder_implementation='zoo'")
+        return False
     return accelerator(strategy) != "cpu" if text == "auto" else text == "true"
 
 

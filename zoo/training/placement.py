@@ -61,7 +61,8 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     if chief_sizes != sizes:
         raise ValueError(f"this worker built vocabularies of {sizes} tokens, the chief {chief_sizes}; "
                          "expected every worker to read the same training data")
-    jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy)
+    jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy,
+                                                config.get("encoder_implementation", "zoo"))
     static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, replicas)
     if static_shapes and replicas > 1 and config.batch_tokens:
         raise ValueError(f"batch_tokens={config.batch_tokens} gives batches of any size, which static shapes "
