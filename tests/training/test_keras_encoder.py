@@ -12,6 +12,7 @@ from zoo.models.workdir import decoding_settings, load_workdir
 from zoo.training import distribute
 from zoo.training.inputs import build_model
 from zoo.training.optimization import compile_model
+from zoo.training.validation import config_problems
 
 TINY = dict(
     dates_train_size=300, dates_dev_size=8, embedding_dim=16, encoder_units=16, decoder_units=32,
@@ -69,3 +70,8 @@ def test_a_bad_encoder_implementation_is_named():
     config.update(TINY, encoder_implementation="cudnn")
     with pytest.raises(ValueError, match="encoder_implementation"):
         recipes.train_and_export(config, "/nonexistent/never-written", print_fn=lambda line: None)
+    config.update(encoder_implementation="keras", jit_compile="true")  # refused before anything is written
+    assert config_problems(config) == [
+        "jit_compile='true' (expected auto or false with encoder_implementation='keras': Keras' LSTM/GRU layers "
+        "run cuDNN's kernels, which XLA cannot compile)"
+    ]

@@ -182,7 +182,7 @@ def config_problems(config):
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
-    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming):
+    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla):
         problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
 
@@ -191,6 +191,13 @@ def _learning_rate_floor(config, fields):
     if {"min_learning_rate", "learning_rate"} <= fields and config.min_learning_rate > config.learning_rate > 0:
         yield (f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
                f"{config.learning_rate!r}: the schedule never goes below it)")
+
+
+def _cudnn_xla(config, fields):
+    if {"encoder_implementation", "jit_compile"} <= fields and config.encoder_implementation == "keras" \
+            and str(config.jit_compile).lower() == "true":
+        yield ("jit_compile='true' (expected auto or false with encoder_implementation='keras': Keras' LSTM/GRU "
+               "layers run cuDNN's kernels, which XLA cannot compile)")
 
 
 def _one_clipping(config, fields):
