@@ -189,13 +189,13 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         # turns top_k back into its fast TopK kernel when nothing slices the result further.)
         among_best = tf.range(2 * beam) < beam
         end_log_probs = tf.where(top.is_end & among_best, top.log_probs, NEG_INF)  # (B, 2K)
-        end_scores = self.score(inputs, end_log_probs, length, covered, top.parents)
+        end_scores = self.score(inputs, end_log_probs, length, _of_parents(covered, top.parents))
 
         # The K best other extensions stay live (there are at most K end tokens in the 2K).
         live_log_probs, keep = tf.math.top_k(tf.where(top.is_end, NEG_INF, top.log_probs), k=beam)
         parents = tf.gather(top.parents, keep, batch_dims=1)  # (B, K)
         tokens = tf.gather(top.tokens, keep, batch_dims=1)
-        coverage = gather_beams(covered, parents) if self.covers() else state.coverage
+        coverage = _of_parents(covered, parents)
 
         # At its length limit a sentence's live hypotheses finish as they are; a done one no longer changes.
         at_limit = length >= inputs.limits  # (B,)
@@ -207,7 +207,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_token=tf.fill(tf.shape(top.parents), EOS_ID),
             last_parent=top.parents,
         )
-        cut_scores = self.score(inputs, live_log_probs, length, covered, parents)
+        cut_scores = self.score(inputs, live_log_probs, length, coverage)
         cut = Finished(
             scores=tf.where(frozen | ~tf.expand_dims(at_limit, 1), NEG_INF, cut_scores),
             log_probs=live_log_probs,
@@ -222,7 +222,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             attention=write_row(state.history.attention, t, attention) if self.alignments else state.history.attention,
         )
         done = loop.done | at_limit | self.cannot_improve(live_log_probs, length, inputs.limits, finished)
-        search = BeamState(live_log_probs=live_log_probs, coverage=coverage, history=history, finished=finished)
+        search = BeamState(live_log_probs, state.coverage if coverage is None else coverage, history, finished)
         return Advance(tokens=tokens, parents=parents, done=done, search=search)
 
     def covers(self):
@@ -230,12 +230,10 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         beta = tf.get_static_value(self.coverage_penalty)
         return beta is None or float(beta) != 0.0
 
-    def score(self, inputs, log_probs, length, covered, parents):
-        """The ranking score of hypotheses `(B, M)` of `length` tokens extending the beams `parents`
-        `(B, M)`, whose coverage with this step's attention is `covered` `(B, K, S)` (None: no penalty)."""
-        if covered is None:
+    def score(self, inputs, log_probs, length, coverage):
+        """The ranking score of hypotheses `(B, M)` of `length` tokens with `coverage` `(B, M, S)` or None."""
+        if coverage is None:
             return ranking_score(log_probs, length, self.length_penalty, self.length_normalization)
-        coverage = gather_beams(covered, parents)
         source_mask = tf.expand_dims(inputs.source_mask, 1)  # (B, 1, S)
         return ranking_score(
             log_probs, length, self.length_penalty, self.length_normalization, coverage, source_mask,
@@ -266,6 +264,11 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             attention = no_alignments(ids, inputs.source_length)
         done = search.finished
         return DecodingResult.from_time_major(ids, done.last_step + 1, done.scores, done.log_probs, attention)
+
+
+def _of_parents(covered, parents):
+    """The coverage `(B, M, S)` of extensions of the beams `parents` `(B, M)`, or None when `covered` is."""
+    return None if covered is None else gather_beams(covered, parents)
 
 
 def beam_search(

@@ -93,7 +93,7 @@ def compact_rows(loop, rows, parked, axes):
     gone = tf.reshape(tf.where(loop.done), [-1])
     stay = tf.reshape(tf.where(tf.logical_not(loop.done)), [-1])
     parked = scatter_rows(parked, axes, tf.gather(rows.index, gone), gather_rows(loop.search, axes, gone))
-    every = tf.nest.map_structure(lambda _: 0, (loop.tokens, loop.decoder_state, loop.done, rows))
-    tokens, decoder_state, done, rows = gather_rows((loop.tokens, loop.decoder_state, loop.done, rows), every, stay)
+    tokens, decoder_state, done, rows = tf.nest.map_structure(
+        lambda s: tf.gather(s, stay), (loop.tokens, loop.decoder_state, loop.done, rows))  # all batch-major
     search = gather_rows(loop.search, axes, stay)
     return loop._replace(tokens=tokens, decoder_state=decoder_state, done=done, search=search), rows, parked

@@ -23,9 +23,8 @@ DROPOUT = 0.2  # on embeddings, between encoder layers and before the output lay
 
 # The constructor arguments a recipe sets (one field each in recipes/configs/base.py).
 SIZE_FIELDS = (
-    "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "encoder_implementation", "decoder_cell",
-    "decoder_units",
-    "attention_units", "attention_rank", "output_units", "tie_embeddings",
+    "embedding_dim", "encoder_cell", "encoder_units", "encoder_layers", "encoder_implementation",
+    "decoder_cell", "decoder_units", "attention_units", "attention_rank", "output_units", "tie_embeddings",
 )  # fmt: skip
 # Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).
 CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding")

@@ -71,10 +71,7 @@ def keras_bidirectional(encoder, layer_index=0):
     outputs are the encoder layer's, and the states' `h` are its final states.
     """
     forward, backward = encoder.forward_cells[layer_index], encoder.backward_cells[layer_index]
-    layer = keras.layers.Bidirectional(
-        _unbuilt_layer(forward, return_sequences=True, return_state=True),
-        backward_layer=_unbuilt_layer(backward, return_sequences=True, return_state=True, go_backwards=True),
-    )
+    layer = keras_bidirectional_layer(encoder.cell, encoder.units)
     layer.build((None, None, forward.projected_dim))
     # Bidirectional rebuilds its forward layer from the config: weights go in afterwards.
     layer.forward_layer.set_weights(keras_weights(forward))
@@ -91,11 +88,8 @@ def keras_bidirectional_layer(kind, units, name=None, dtype=None):
     Keras runs them with cuDNN on a GPU (`keras.layers.LSTM`'s `use_cudnn="auto"`).
     """
     def direction(backwards):
-        options = dict(return_sequences=True, return_state=True, go_backwards=backwards, dtype=dtype,
-                       name=f"{'backward' if backwards else 'forward'}_{kind}")
-        if kind == "lstm":
-            return keras.layers.LSTM(units, **options)
-        return keras.layers.GRU(units, reset_after=True, **options)
+        return _keras_rnn(kind, units, return_sequences=True, return_state=True, go_backwards=backwards, dtype=dtype,
+                          name=f"{'backward' if backwards else 'forward'}_{kind}")
 
     return keras.layers.Bidirectional(direction(False), backward_layer=direction(True), name=name, dtype=dtype)
 
@@ -103,7 +97,8 @@ def keras_bidirectional_layer(kind, units, name=None, dtype=None):
 def encoder_layer_weights(encoder):
     """`[(forward weights, backward weights) per layer]` of a built `BidirectionalEncoder`, in Keras' order."""
     if encoder.implementation == "keras":
-        return [(layer.forward_layer.get_weights(), layer.backward_layer.get_weights()) for layer in encoder.keras_layers]
+        return [(layer.forward_layer.get_weights(), layer.backward_layer.get_weights())
+                for layer in encoder.keras_layers]
     return [(keras_weights(forward), keras_weights(backward))
             for forward, backward in zip(encoder.forward_cells, encoder.backward_cells)]
 
@@ -131,9 +126,14 @@ def copy_encoder_weights(source, target):
 def _unbuilt_layer(cell, **kwargs):
     if cell.extra_dim:
         raise ValueError(f"{cell.name} takes {cell.extra_dim} extra inputs inside its loop; a Keras layer cannot")
-    if isinstance(cell, LSTMCell):
-        return keras.layers.LSTM(cell.units, unit_forget_bias=False, **kwargs)
-    return keras.layers.GRU(cell.units, reset_after=True, **kwargs)
+    return _keras_rnn("lstm" if isinstance(cell, LSTMCell) else "gru", cell.units, **kwargs)
+
+
+def _keras_rnn(kind, units, **kwargs):
+    """Keras' `LSTM`, or `GRU` with the reset gate after the recurrent product, as the zoo's cells."""
+    if kind == "lstm":
+        return keras.layers.LSTM(units, **kwargs)
+    return keras.layers.GRU(units, reset_after=True, **kwargs)
 
 
 def with_encoder_implementation(model, implementation):

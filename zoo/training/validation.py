@@ -85,6 +85,12 @@ def _cells():
     return sorted(CELLS)
 
 
+def _encoder_implementations():
+    from zoo.models.encoder import IMPLEMENTATIONS
+
+    return IMPLEMENTATIONS
+
+
 def _bleu_tokenizers():
     from zoo import metrics
 
@@ -139,7 +145,7 @@ RULES = {
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
     "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
-    "encoder_implementation": one_of(("zoo", "keras")),
+    "encoder_implementation": one_of(_encoder_implementations),
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
     # where it trains (docs/scaling.md)
