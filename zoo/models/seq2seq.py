@@ -17,7 +17,8 @@ class RestrictedOutput(NamedTuple):
     """The vocabulary projection restricted to M target ids, for one batch (`Seq2Seq.restrict_output`).
 
     Fields:
-        kernel: `(D_out, M)` and bias: `(M,)`: the projection's columns of the M ids.
+        kernel: `(D_out, M)` in the compute dtype and bias: float32 `(M,)`: the projection's columns of the
+            M ids (the bias is added to the product cast to float32: one pass over the logits fewer).
         allowed: bool `(B, M)`: the ids each sentence may produce, or None for all of them.
     """
 
@@ -222,8 +223,8 @@ class Seq2Seq(keras.Model):
     def restrict_output(self, ids, allowed=None):
         """The output layer over the target ids `ids` int32 `(M,)` only, for `step(..., output=)`.
 
-        Gathers the projection's M columns once per batch (not once per step), in the compute
-        dtype. `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and
+        Gathers the projection's M columns once per batch (not once per step), the kernel in the
+        compute dtype. `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and
         for a tied projection transposed, once per batch instead of at every step).
         `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may produce:
         the others get a log-probability of -inf, so each sentence's log-softmax runs over
@@ -233,7 +234,7 @@ class Seq2Seq(keras.Model):
         kernel, bias = projection.kernel, projection.bias
         if ids is not None:
             kernel, bias = (ops.take(w, ids, axis=-1) for w in (kernel, bias))
-        return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, self.compute_dtype), allowed)
+        return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, "float32"), allowed)
 
     def step_kernels(self):
         """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`).
@@ -280,7 +281,7 @@ class Seq2Seq(keras.Model):
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
             hidden = self.output_hidden(features, embedded, training=False, kernels=kernels)
-            logits = ops.cast(linear(hidden, output.kernel) + output.bias, "float32")  # (B, K, M)
+            logits = ops.cast(linear(hidden, output.kernel), "float32") + output.bias  # (B, K, M)
             if output.allowed is not None:
                 logits = ops.where(ops.expand_dims(output.allowed, 1), logits, float("-inf"))
         scores = ops.log_softmax(logits, axis=-1) if normalized else logits
