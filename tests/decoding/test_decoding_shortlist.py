@@ -10,6 +10,7 @@ import zoo.models
 from zoo.data import ShortlistTable, learn_shortlist
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding import BeamSearch, Greedy, Sampling, Shortlist, decode, sequence_log_prob
+from zoo.decoding.top_k import BLOCK_SIZE
 
 # Target tokens 4 and 6 occur 3 times each (4 wins the tie), 7, 8 and 9 once.
 PAIRS = [([4, 5], [4, 6]), ([4, 6], [4, 7]), ([5], [6, 8]), ([4, 5, 5], [4, 6, 9])]
@@ -45,14 +46,21 @@ def test_learned_rows_and_always_allowed_ids_of_a_hand_made_corpus(tmp_path):
 
 def test_the_batch_scores_the_union_and_masks_each_sentence_to_its_own_ids():
     shortlist = Shortlist(hand_made_table())
+    # The union's ids first, ascending, then others up to a whole number of top-k blocks (at most V).
     ids, allowed = shortlist.select(tf.constant([[4, 0, 0], [6, 5, 0]]))
-    np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4, 6, 7, 8])
-    np.testing.assert_array_equal(allowed, [[True] * 7 + [False], [True] * 8])
+    np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4, 6, 7, 8, 5, 9])
+    np.testing.assert_array_equal(allowed, [[True] * 7 + [False] * 3, [True] * 8 + [False] * 2])
     mask = shortlist.sentence_mask(tf.constant([[4, 0, 0], [6, 5, 0]])).numpy()
     np.testing.assert_array_equal(np.flatnonzero(mask[0]), hand_made_table().allowed([4]))
     ids, allowed = shortlist.select(tf.zeros([0, 3], tf.int32))  # an empty batch: the always-allowed ids
-    np.testing.assert_array_equal(ids, [0, 1, 2, 3, 4])
-    assert allowed.shape == (0, 5)
+    np.testing.assert_array_equal(ids[:5], [0, 1, 2, 3, 4])
+    assert allowed.shape == (0, 10)
+    rows = np.array([[EOS_ID], [EOS_ID], [EOS_ID], [EOS_ID], [250]], np.int32)
+    wide = Shortlist(ShortlistTable(rows, np.arange(70, dtype=np.int32), 300, 70))  # V = 300, 70 always allowed
+    ids, allowed = wide.select(tf.constant([[4, 0], [3, 0]]))
+    np.testing.assert_array_equal(ids, [*range(70), 250, *range(70, 127)])  # 71 -> 2 blocks of BLOCK_SIZE
+    np.testing.assert_array_equal(allowed.numpy().sum(1), [71, 70])
+    assert BLOCK_SIZE == 64
     # With static shapes: min(V, always + B * S * k) ids, the union's first.
     static = Shortlist(hand_made_table(), static_shapes=True)
     ids, allowed = static.select(tf.constant([[4, 0]]))  # 5 + 1 * 2 * 2 = 9 of 10

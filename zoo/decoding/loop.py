@@ -192,14 +192,14 @@ def _step(model, strategy, inputs, loop, rows):
         allowed=rows.allowed if inputs.allowed is not None else None,
     )
     restricted = {} if inputs.output is None else {"output": inputs.output}
+    if inputs.allowed is not None:  # the live sentences' ids: the step adds -inf to the others' logits
+        restricted["output"] = inputs.output._replace(allowed=inputs.allowed)
     if inputs.kernels is not None:
         restricted["kernels"] = inputs.kernels
     if inputs.output is not None:  # a zoo model: its logits, which each strategy normalizes as it needs
         restricted["normalized"] = False
     logits, decoder_state, attention = model.step(loop.tokens, loop.decoder_state, inputs.memory, **restricted)
     logits = tf.cast(logits, tf.float32)
-    if inputs.allowed is not None:  # the ids a sentence may not produce: log-probability -inf
-        logits = tf.where(tf.expand_dims(inputs.allowed, 1), logits, float("-inf"))
     chosen = strategy.advance(inputs, loop, logits, tf.cast(attention, tf.float32))
     if chosen.parents is not None:
         decoder_state = gather_beams(decoder_state, chosen.parents)

@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
+from zoo.decoding.top_k import BLOCK_SIZE
 
 
 class Shortlist(tf.Module):
@@ -66,15 +67,17 @@ class Shortlist(tf.Module):
 
         Returns:
           `ids` int32 `(M,)`: the sorted target ids some sentence may produce (the always-allowed
-          ones at least, also for an empty batch); `allowed` bool `(B, M)`: those each sentence may.
-          With `static_shapes`, `ids` go on after them with ids no sentence may produce.
+          ones at least, also for an empty batch), then ids no sentence may produce up to a multiple of
+          the top-k's block size (with `static_shapes`: up to the size the batch's shape fixes);
+          `allowed` bool `(B, M)`: those each sentence may.
         """
         mask = self.sentence_mask(source_ids)
         union = tf.logical_or(tf.reduce_any(mask, axis=0), self.always)
         if self.static_shapes:
             size = tf.minimum(self.target_vocab_size, self.always_count + tf.size(source_ids) * self.k)
-            # The union's ids first, in ascending order, then the others.
-            ids = tf.argsort(tf.cast(tf.logical_not(union), tf.int32), stable=True)[:size]
-        else:
-            ids = tf.cast(tf.where(union)[:, 0], tf.int32)
+        else:  # a whole number of top-k blocks: a search step's top-k then reads its logits without a padded copy
+            size = tf.minimum(self.target_vocab_size, -(-tf.math.count_nonzero(union, dtype=tf.int32) // BLOCK_SIZE)
+                              * BLOCK_SIZE)
+        # The union's ids first, in ascending order, then the others.
+        ids = tf.argsort(tf.cast(tf.logical_not(union), tf.int32), stable=True)[:size]
         return ids, tf.gather(mask, ids, axis=1)

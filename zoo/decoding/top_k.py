@@ -3,7 +3,10 @@
 import tensorflow as tf
 
 
-def blocked_top_k(values, k, block_size=64):
+BLOCK_SIZE = 64  # values per block: rows whose length it divides are read without a padded copy
+
+
+def blocked_top_k(values, k, block_size=BLOCK_SIZE):
     """`tf.math.top_k(values, k)` for a long last axis, computed through block maxima.
 
     TensorFlow's CPU TopK kernel is slow on rows of thousands of values (it dominates a
@@ -31,7 +34,10 @@ def blocked_top_k(values, k, block_size=64):
     if values.shape[-1] is None or values.shape[-1] % block_size:
         padding = num_blocks * block_size - length
         lowest = tf.fill([tf.shape(rows)[0], padding], tf.constant(values.dtype.min, values.dtype))
-        rows = tf.concat([rows, lowest], 1)  # (not a copy of every row when the blocks fill it exactly)
+        if values.shape[-1] is None:  # a copy of every row only when the blocks do not fill it (a shortlist's M)
+            rows = tf.cond(padding > 0, lambda: tf.concat([rows, lowest], 1), lambda: rows)
+        else:
+            rows = tf.concat([rows, lowest], 1)
     blocks = tf.reshape(rows, [-1, num_blocks, block_size])  # (R, NB, block)
     block_count = tf.minimum(k, num_blocks)
     _, chosen = tf.math.top_k(tf.reduce_max(blocks, axis=2), k=block_count)  # (R, k)

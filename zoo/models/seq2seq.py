@@ -281,9 +281,10 @@ class Seq2Seq(keras.Model):
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
             hidden = self.output_hidden(features, embedded, training=False, kernels=kernels)
-            logits = ops.cast(linear(hidden, output.kernel), "float32") + output.bias  # (B, K, M)
+            bias = output.bias  # (M,), or (B, 1, M) with -inf at the ids a sentence may not produce
             if output.allowed is not None:
-                logits = ops.where(ops.expand_dims(output.allowed, 1), logits, float("-inf"))
+                bias = ops.where(ops.expand_dims(output.allowed, 1), bias, float("-inf"))
+            logits = ops.cast(linear(hidden, output.kernel), "float32") + bias  # (B, K, M)
         scores = ops.log_softmax(logits, axis=-1) if normalized else logits
         return scores, state, ops.cast(attention, "float32")
 
