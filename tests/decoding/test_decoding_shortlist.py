@@ -60,7 +60,7 @@ def test_the_batch_scores_the_union_and_masks_each_sentence_to_its_own_ids():
     ids, allowed = wide.select(tf.constant([[4, 0], [3, 0]]))
     np.testing.assert_array_equal(ids, [*range(70), 250, *range(70, 127)])  # 71 -> 2 blocks of BLOCK_SIZE
     np.testing.assert_array_equal(allowed.numpy().sum(1), [71, 70])
-    assert BLOCK_SIZE == 64
+    assert BLOCK_SIZE == 64  # what the 128 ids above assume
     # With static shapes: min(V, always + B * S * k) ids, the union's first.
     static = Shortlist(hand_made_table(), static_shapes=True)
     ids, allowed = static.select(tf.constant([[4, 0]]))  # 5 + 1 * 2 * 2 = 9 of 10

@@ -8,7 +8,9 @@ import tensorflow as tf
 from zoo.decoding.top_k import blocked_top_k
 
 
-@pytest.mark.parametrize("shape,k", [((3, 5, 1000), 8), ((7, 8000), 10), ((2, 3, 999), 5), ((4, 300), 3), ((2, 3, 640), 4)])
+@pytest.mark.parametrize(
+    "shape,k", [((3, 5, 1000), 8), ((7, 8000), 10), ((2, 3, 999), 5), ((4, 300), 3), ((2, 3, 640), 4)]
+)
 def test_blocked_top_k_equals_top_k_with_ties(shape, k):
     values = np.random.default_rng(sum(shape)).normal(size=shape).astype("float32")
     values[..., 100:110] = 3.0  # ties within a block and across blocks
