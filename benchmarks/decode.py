@@ -185,7 +185,11 @@ def shortlist_tables():
     tokenizers = [load_tokenizer(os.path.join(FLAGS.workdir, VOCAB_DIR, side)) for side in ("source", "target")]
     tables = {}
     for setting in FLAGS.shortlist:
-        k, frequent = (int(part) for part in setting.split(":"))
+        parts = setting.split(":")
+        if len(parts) != 2 or not all(part.isdigit() for part in parts) or int(parts[0]) < 1:
+            raise app.UsageError(f"--shortlist {setting!r}: expected K:FREQUENT with K >= 1 and FREQUENT >= 0, "
+                                 "e.g. 20:1000")
+        k, frequent = (int(part) for part in parts)
         tables[f"k{k}_frequent{frequent}"] = learn_shortlist_from_texts(pairs, *tokenizers, k, frequent)
     return tables
 
