@@ -10,7 +10,8 @@ Times greedy search, sampling and beam search (widths `--beam_widths`, each stop
 `--stopping`: `exact`, `approximate`; docs/decoding.md) at batch sizes
 `--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
 the width is a run-time tensor) and compiled with XLA (`jit_compile=True`), after
-one untimed call that traces and compiles. Reports sentences/s, the cost of each
+one untimed call that traces and compiles (under XLA one per batch shape, each batch padded to a
+multiple of 16 source tokens: one compilation per width bucket, not per source length). Reports sentences/s, the cost of each
 search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement.
@@ -53,6 +54,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zoo.constants import BEAM_STOPPING, DEFAULT_LENGTH_PENALTY  # noqa: E402  (standard library only: cheap)
 
 FLAGS = flags.FLAGS
+# XLA compiles a search once per batch shape: at batch 1 one compilation per source length would
+# follow (hundreds over a test set, each adding to the process' memory until LLVM runs out), so under
+# XLA the batches are padded to widths that are multiples of this.
+XLA_WIDTH_MULTIPLE = 16
 flags.DEFINE_string("workdir", None, "a zoo-train workdir (default: a random reference-size model)")
 flags.DEFINE_string("tsv", None, "sources to translate (first column), needed with --workdir")
 flags.DEFINE_string("preset", "luong_general", "preset of the random model")
@@ -194,14 +199,18 @@ def shortlist_tables():
     return tables
 
 
-def time_search(run, batches, scorer=None):
+def time_search(run, batches, scorer=None, every_shape=False):
     """Times `run` over `batches` (best of --repeats): a dict of the measured figures.
 
-    `scorer(results)`: sacreBLEU and chrF of the batches' best translations, or None."""
+    `scorer(results)`: sacreBLEU and chrF of the batches' best translations, or None.
+    `every_shape`: the untimed first calls run one batch of each distinct shape (XLA compiles
+    once per shape), not only the first batch."""
     import numpy as np
 
     started = time.perf_counter()
-    run(batches[0]).ids.numpy()  # traces / compiles
+    firsts = {tuple(b.shape): b for b in reversed(batches)} if every_shape else {None: batches[0]}
+    for batch in firsts.values():
+        run(batch).ids.numpy()  # traces / compiles
     warmup = time.perf_counter() - started
     seconds, cpu_seconds = [], []
     with PeakMemory() as memory:
@@ -305,7 +314,10 @@ def main(argv):
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)
             order = timed_order(sources, count)
-            batches = [tf.constant(trimmed(sources[order[i:i + batch_size]])) for i in range(0, count, batch_size)]
+            # Under XLA a batch's width is rounded up (one compilation per distinct shape and search).
+            multiple = XLA_WIDTH_MULTIPLE if mode == "xla" else 1
+            batches = [tf.constant(trimmed(sources[order[i:i + batch_size]], multiple))
+                       for i in range(0, count, batch_size)]
             score = None if scorer is None or mode == "eager" else (lambda results, o=order: scorer(o, results))
             # The ids each table scores per batch (exactly; under XLA more).
             candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
@@ -325,7 +337,7 @@ def main(argv):
                         run = graph_single[width]
                     row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
                     results.append({**row, "search": name,
-                                    **time_search(run, batches, score)})
+                                    **time_search(run, batches, score, every_shape=mode == "xla")})
                     print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
@@ -356,9 +368,15 @@ def timed_order(sources, count):
     return np.array(order)
 
 
-def trimmed(batch):
-    """A batch cut to its longest sentence, as a data pipeline would pad it."""
+def trimmed(batch, multiple=1):
+    """A batch cut to its longest sentence, as a data pipeline would pad it, its width rounded up to
+    a `multiple` of tokens (padding: the searches mask it, their results do not change)."""
+    import numpy as np
+
     width = max(1, int((batch != 0).sum(1).max()))
+    width = -(-width // multiple) * multiple
+    if width > batch.shape[1]:
+        batch = np.pad(batch, ((0, 0), (0, width - batch.shape[1])))
     return batch[:, :width]
 
 

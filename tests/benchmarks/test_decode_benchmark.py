@@ -27,3 +27,15 @@ def test_decode_benchmark_times_greedy_and_beam_search(order, batches):
         assert row["sentences"] == 8 and row["sentences_per_second"] > 0
         assert row["mean_best_length"] == 5  # the random model never ends: max_length steps
     assert rows["beam2"]["cost_vs_greedy"] > 0
+
+
+def test_xla_batches_are_padded_to_width_buckets():
+    # Under XLA every distinct batch shape is one more compilation: batches are cut to their
+    # longest sentence, then padded up to a multiple of XLA_WIDTH_MULTIPLE (zeros: padding).
+    script = ("import sys, numpy as np; sys.path.insert(0, 'benchmarks'); import decode; "
+              "batch = np.array([[5, 6, 7, 0, 0], [8, 0, 0, 0, 0]], np.int32); "
+              "print(decode.XLA_WIDTH_MULTIPLE, decode.trimmed(batch).tolist(), decode.trimmed(batch, 4).tolist(), "
+              "decode.trimmed(batch, 16).shape, int(decode.trimmed(batch, 16)[:, 3:].sum()))")
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.split("\n")[0] == "16 [[5, 6, 7], [8, 0, 0]] [[5, 6, 7, 0], [8, 0, 0, 0]] (2, 16) 0"
