@@ -8,7 +8,7 @@ from test_decoding_presets import tiny_model
 from test_decoding_shortlist import restricting_table
 
 from zoo.decoding import BeamSearch, Greedy, Sampling, Shortlist, decode
-from zoo.decoding.compaction import gather_rows, scatter_rows, should_compact
+from zoo.decoding.compaction import compacting, gather_rows, scatter_rows, should_compact
 
 # Sources of different lengths (padded with PAD_ID 0), so that the sentences finish at different steps.
 SOURCES = np.array(
@@ -83,6 +83,15 @@ def test_under_xla_the_loop_keeps_every_row():
     result = compiled(tf.constant(SOURCES))
     np.testing.assert_array_equal(result.ids, expected.ids)
     np.testing.assert_allclose(result.scores, expected.scores, rtol=1e-4, atol=1e-5)
+
+
+def test_the_loop_compacts_in_a_graph_and_eagerly_but_not_under_xla():
+    # compaction.py asks TensorFlow's internal control_flow_util whether XLA compiles the graph; if
+    # that import ever failed, its fallback would never compact (correct, slower): this says so.
+    assert compacting(True) and not compacting(False)
+    in_graph = tf.function(lambda: tf.constant(compacting(True)))
+    in_xla = tf.function(lambda: tf.constant(compacting(True)), jit_compile=True)
+    assert bool(in_graph()) and not bool(in_xla())
 
 
 def test_rows_leave_once_a_quarter_of_them_are_done():
