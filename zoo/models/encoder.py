@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.models.keras_recurrent import keras_bidirectional_layer
+from zoo.models.listed_layers import with_listed_layers
 from zoo.models.loop_kernels import LoopKernels
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
@@ -85,6 +86,9 @@ class BidirectionalEncoder(keras.layers.Layer):
                 cell.build()
                 cells.append(cell)
         self.built = True
+
+    def _trackable_children(self, save_type="checkpoint", **kwargs):
+        return with_listed_layers(self, super()._trackable_children(save_type, **kwargs), save_type)
 
     def compute_mask(self, embedded, mask=None):
         return None

@@ -9,6 +9,7 @@ from zoo.constants import PAD_ID
 from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.listed_layers import with_listed_layers
 from zoo.models.loop_kernels import LoopKernels
 from zoo.models.time_loop import scan
 
@@ -150,6 +151,9 @@ class Seq2Seq(keras.Model):
     @property
     def memory_dim(self):
         return 2 * self.encoder_units
+
+    def _trackable_children(self, save_type="checkpoint", **kwargs):
+        return with_listed_layers(self, super()._trackable_children(save_type, **kwargs), save_type)
 
     def build(self, input_shape=None):
         # Run one tiny teacher-forced batch so that every weight exists.
