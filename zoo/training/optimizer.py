@@ -42,6 +42,26 @@ class CrossReplicaAdam(keras.optimizers.Adam):
     def _all_reduce_sum_gradients(self, grads_and_vars):
         return list(grads_and_vars)  # already summed, before clipping
 
+    def update_step(self, gradient, variable, learning_rate):
+        """Keras' Adam update in one fused kernel per variable (`ResourceApplyAdam`).
+
+        The same arithmetic as `keras.optimizers.Adam.update_step` (its `alpha`, and epsilon
+        added to `sqrt(v)`), but one pass over the variable, its moments and its gradient
+        instead of about ten elementwise operations. Sparse gradients (`tf.IndexedSlices`)
+        and AMSGrad take Keras' own update.
+        """
+        if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
+            return super().update_step(gradient, variable, learning_rate)
+        dtype = variable.dtype
+        step = tf.cast(self.iterations + 1, dtype)
+        index = self._get_variable_index(variable)
+        beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle, m=self._momentums[index].handle, v=self._velocities[index].handle,
+            beta1_power=tf.pow(beta_1, step), beta2_power=tf.pow(beta_2, step), lr=tf.cast(learning_rate, dtype),
+            beta1=beta_1, beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype), grad=tf.cast(gradient, dtype),
+            use_locking=False)
+
     def get_config(self):
         return dict(super().get_config(), sum_replicas=self.sum_replicas)
 
