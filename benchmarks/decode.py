@@ -11,8 +11,8 @@ Times greedy search, sampling and beam search (widths `--beam_widths`, each stop
 `--batch_sizes`, eagerly, as a `tf.function` graph (one graph for every beam width:
 the width is a run-time tensor) and compiled with XLA (`jit_compile=True`), after
 one untimed call that traces and compiles (under XLA one per batch shape, each batch padded to a
-multiple of 16 source tokens: one compilation per width bucket, not per source length). Reports sentences/s, the cost of each
-search per sentence relative to greedy at the same batch size and mode, in wall
+multiple of 16 source tokens: one compilation per width bucket, not per source length). Reports
+sentences/s, the cost of each search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement.
 
