@@ -13,10 +13,11 @@ batch shapes of one epoch: XLA compiles the training step once per shape.
 
 Each run also gives `model_flops_per_token`, the matmul FLOPs of a training step per real
 token (`zoo.models.flops.train_flops_per_token` at the timed batches' mean real source and
-target lengths), `matmul_peak_gflops`, the GFLOP/s of a 2048 x 2048 matmul measured in the
+target lengths), `matmul_peak_gflops`, the GFLOP/s of 2048 x 2048 matmuls measured in the
 same process on the strategy's first device in the run's compute dtype (float32 for
 float32, bfloat16 for mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls
-use TF32 as the training's do), times the number of accelerator replicas, and
+use TF32 as the training's do; on a CPU the better of one product at a time and one per
+core at once), times the number of accelerator replicas, and
 `peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`.
 """
 
@@ -71,30 +72,41 @@ def matmul_peak_gflops(dtype, device, size=2048, repeats=5, min_seconds=0.2):
     One untimed call first (tracing, kernel choice); then the best of `repeats` calls, each
     a `tf.while_loop` of enough products to take about `min_seconds`, ended by reading one
     element back so that the device has finished. The factor is scaled by `1/sqrt(size)` so
-    the chained products neither overflow nor vanish in half precision.
+    the chained products neither overflow nor vanish in half precision. On a CPU the peak is
+    the better of one chain and of one independent chain per core run at once: with
+    TensorFlow's intra-op threads limited (`TF_NUM_INTRAOP_THREADS=1`) one product uses one
+    core, and the peak is still the machine's.
     """
+    if (dtype, device) not in _PEAKS:
+        chains = [1] if "CPU" not in device.upper() else sorted({1, os.cpu_count() or 1})
+        _PEAKS[dtype, device] = max(_chained_gflops(dtype, device, n, size, repeats, min_seconds) for n in chains)
+    return _PEAKS[dtype, device]
+
+
+def _chained_gflops(dtype, device, chains, size, repeats, min_seconds):
+    """GFLOP/s of `chains` independent chains of products, in one loop whose steps multiply each once."""
     import tensorflow as tf
 
-    if (dtype, device) in _PEAKS:
-        return _PEAKS[dtype, device]
     with tf.device(device):
-        x = tf.cast(tf.random.stateless_normal((size, size), seed=(0, 0)), dtype)
+        xs = [tf.cast(tf.random.stateless_normal((size, size), seed=(0, 2 + i)), dtype) for i in range(chains)]
         factor = tf.cast(tf.random.stateless_normal((size, size), seed=(0, 1)) / math.sqrt(size), dtype)
 
         @tf.function
-        def chain(x, count):
-            return tf.while_loop(lambda i, x: i < count, lambda i, x: (i + 1, tf.linalg.matmul(x, factor)), (0, x))[1]
+        def chain(xs, count):
+            def body(i, xs):
+                return i + 1, [tf.linalg.matmul(x, factor) for x in xs]
+
+            return tf.while_loop(lambda i, xs: i < count, body, (0, xs))[1]
 
         def seconds(count):
             started = time.perf_counter()
-            float(chain(x, tf.constant(count))[0, 0])
+            [float(x[0, 0]) for x in chain(xs, tf.constant(count))]
             return time.perf_counter() - started
 
         seconds(1)
         count = max(1, math.ceil(min_seconds / seconds(1)))
         best = min(seconds(count) for _ in range(repeats))
-    _PEAKS[dtype, device] = 2 * size**3 * count / best / 1e9
-    return _PEAKS[dtype, device]
+    return 2 * size**3 * count * chains / best / 1e9
 
 
 def _peak(strategy, dtype):

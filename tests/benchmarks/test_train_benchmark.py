@@ -1,0 +1,36 @@
+"""benchmarks/train.py end to end on the dates recipe: its JSON and the peak fraction's arithmetic."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _train_benchmark(tmp_path, *flags):
+    output = tmp_path / "train.json"
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", "train.py"), "--recipe=dates_bahdanau",
+               "--batch_size=8", "--warmup_steps=1", "--steps=2", f"--output={output}", *flags]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert json.loads(finished.stdout) == json.loads(output.read_text())
+    return json.loads(output.read_text())
+
+
+@pytest.mark.slow
+def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
+    report = _train_benchmark(tmp_path, "--precision=float32,mixed_bfloat16")
+    assert report["recipe"] == "dates_bahdanau" and report["batch_size"] == 8 and report["steps"] == 2
+    assert report["cpu_count"] == os.cpu_count() and len(report["load_average"]) == 3
+    assert [run["precision"] for run in report["runs"]] == ["float32", "mixed_bfloat16"]
+    for run in report["runs"]:
+        assert run["model_flops_per_token"] > 0 and run["matmul_peak_gflops"] > 0
+        assert run["train_tokens_per_second"] == pytest.approx(run["tokens_per_step"] * 2 / run["seconds"])
+        flops = run["train_tokens_per_second"] * run["model_flops_per_token"]
+        assert run["peak_fraction"] == pytest.approx(flops / (run["matmul_peak_gflops"] * 1e9))
+    # One model, one set of batches: the FLOPs per token do not depend on the precision.
+    assert report["runs"][0]["model_flops_per_token"] == report["runs"][1]["model_flops_per_token"]
+
