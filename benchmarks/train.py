@@ -13,11 +13,12 @@ batch shapes of one epoch: XLA compiles the training step once per shape.
 
 Each run also gives `model_flops_per_token`, the matmul FLOPs of a training step per real
 token (`zoo.models.flops.train_flops_per_token` at the timed batches' mean real source and
-target lengths), `matmul_peak_gflops`, the GFLOP/s of 2048 x 2048 matmuls measured in the
-same process on the strategy's first device in the run's compute dtype (float32 for
-float32, bfloat16 for mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls
-use TF32 as the training's do; on a CPU the better of one product at a time and one per
-core at once), times the number of accelerator replicas, and
+target lengths; `model_flops_per_token_by_term` splits them by `forward_flops`' terms),
+`matmul_peak_gflops`, the GFLOP/s of 2048 x 2048 matmuls measured in the same process on
+the strategy's first device in the run's compute dtype (float32 for float32, bfloat16 for
+mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls use TF32 as the
+training's do; on a CPU the better of one product at a time and one per core at once),
+times the number of accelerator replicas, and
 `peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`.
 """
 
@@ -120,7 +121,7 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
     """Seconds of the warmup and of the timed steps, the last loss, the FLOPs per token and the matmul peak."""
     import tensorflow as tf
 
-    from zoo.models.flops import train_flops_per_token
+    from zoo.models.flops import TRAIN_TO_FORWARD, forward_flops, train_flops_per_token
 
     with strategy.scope():
         model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
@@ -135,6 +136,8 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
                 warmup_seconds=compiled - started, seconds=finished - compiled,
                 loss=float(history.history["loss"][-1]), params=int(model.count_params()),
                 model_flops_per_token=train_flops_per_token(model, *lengths),
+                model_flops_per_token_by_term={term: TRAIN_TO_FORWARD * flops / sum(lengths)
+                                               for term, flops in forward_flops(model, *lengths).items()},
                 matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype))
 
 

@@ -28,6 +28,9 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
     assert [run["precision"] for run in report["runs"]] == ["float32", "mixed_bfloat16"]
     for run in report["runs"]:
         assert run["model_flops_per_token"] > 0 and run["matmul_peak_gflops"] > 0
+        terms = run["model_flops_per_token_by_term"]
+        assert {"encoder", "decoder_rnn", "attention", "output_projection"} <= set(terms)
+        assert sum(terms.values()) == pytest.approx(run["model_flops_per_token"])
         assert run["train_tokens_per_second"] == pytest.approx(run["tokens_per_step"] * 2 / run["seconds"])
         flops = run["train_tokens_per_second"] * run["model_flops_per_token"]
         assert run["peak_fraction"] == pytest.approx(flops / (run["matmul_peak_gflops"] * 1e9))
