@@ -36,4 +36,3 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
         assert run["peak_fraction"] == pytest.approx(flops / (run["matmul_peak_gflops"] * 1e9))
     # One model, one set of batches: the FLOPs per token do not depend on the precision.
     assert report["runs"][0]["model_flops_per_token"] == report["runs"][1]["model_flops_per_token"]
-
