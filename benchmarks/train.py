@@ -142,7 +142,29 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
                 matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype))
 
 
+def _check_flags():
+    """Every flag's value, checked before anything is built: a clear one-line error for a bad one."""
+    from zoo.models.encoder import IMPLEMENTATIONS
+    from zoo.training.distribute import STRATEGIES
+    from zoo.training.precision import PRECISIONS
+
+    for name, values, allowed in (("precision", FLAGS.precision, PRECISIONS), ("strategy", FLAGS.strategy, STRATEGIES),
+                                  ("jit_compile", FLAGS.jit_compile, ("true", "false", "auto")),
+                                  ("encoder_implementation", FLAGS.encoder_implementation, IMPLEMENTATIONS),
+                                  ("static_shapes", [FLAGS.static_shapes], ("true", "false", "auto"))):
+        unknown = [value for value in values if value not in allowed]
+        if unknown or not values:
+            raise app.UsageError(f"--{name}={','.join(values)}: expected one or more of {list(allowed)}")
+    for name, least in (("steps", 1), ("warmup_steps", 0), ("cpu_replicas", 0), ("batch_size", 1)):
+        value = getattr(FLAGS, name)
+        if value is not None and value < least:
+            raise app.UsageError(f"--{name}={value}: expected an integer >= {least}")
+    if FLAGS.train_tsv and not os.path.isfile(FLAGS.train_tsv):
+        raise app.UsageError(f"--train_tsv={FLAGS.train_tsv}: no such file")
+
+
 def main(argv):
+    _check_flags()
     import tensorflow as tf
 
     if FLAGS.cpu_replicas:
@@ -152,7 +174,10 @@ def main(argv):
     from recipes import load_config
     from zoo.training import distribute, trainer
 
-    config = load_config(FLAGS.recipe)
+    try:
+        config = load_config(FLAGS.recipe)
+    except (ValueError, FileNotFoundError) as error:
+        raise app.UsageError(f"--recipe={FLAGS.recipe}: {error}") from None
     if FLAGS.train_tsv:
         config.train_tsv, config.dataset = FLAGS.train_tsv, "tsv"
     config.model = FLAGS.model or config.model

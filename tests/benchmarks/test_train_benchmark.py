@@ -36,3 +36,20 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
         assert run["peak_fraction"] == pytest.approx(flops / (run["matmul_peak_gflops"] * 1e9))
     # One model, one set of batches: the FLOPs per token do not depend on the precision.
     assert report["runs"][0]["model_flops_per_token"] == report["runs"][1]["model_flops_per_token"]
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--precision=float32,float64", "--precision=float32,float64: expected one or more of"),
+    ("--strategy=nosuch", "--strategy=nosuch: expected one or more of"),
+    ("--jit_compile=maybe", "--jit_compile=maybe: expected one or more of"),
+    ("--steps=0", "--steps=0: expected an integer >= 1"),
+    ("--batch_size=0", "--batch_size=0: expected an integer >= 1"),
+    ("--train_tsv=no/such.tsv", "--train_tsv=no/such.tsv: no such file"),
+    ("--recipe=nosuch", "--recipe=nosuch: unknown recipe 'nosuch'"),
+])
+def test_train_benchmark_names_a_bad_flag(flag, message):
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", "train.py"), "--recipe=dates_bahdanau", flag]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert finished.returncode != 0
+    assert message in finished.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in finished.stderr
