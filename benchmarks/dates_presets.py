@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from recipes import load_config  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("train_steps", 600, "training steps per preset")
+flags.DEFINE_integer("train_steps", 600, "training steps per preset", lower_bound=1)
 flags.DEFINE_integer("long", 20, "sources of at least this many characters count as long")
 flags.DEFINE_list("presets", None, "presets to run (default: all)")
 flags.DEFINE_string("workdir", None, "where the runs go (default: a temporary directory)")
@@ -33,6 +33,9 @@ def main(argv):
     from zoo.training import train_and_evaluate
     from zoo.training.trainer import build_tokenizers, load_data
 
+    unknown = [preset for preset in FLAGS.presets or [] if preset not in zoo.models.presets()]
+    if unknown:
+        raise app.UsageError(f"--presets: unknown preset(s) {unknown}; expected some of {zoo.models.presets()}")
     root = FLAGS.workdir or tempfile.mkdtemp(prefix="dates_presets_")
     for preset in FLAGS.presets or zoo.models.presets():
         config = load_config(f"dates_{preset}")

@@ -130,6 +130,11 @@ def prepare(root):
 
 
 def main(argv):
+    missing = [name for name in ("train.tsv", "dev.tsv", "test.tsv")
+               if not os.path.isfile(os.path.join(FLAGS.data_dir, name))]
+    if missing:
+        raise app.UsageError(f"--data_dir={FLAGS.data_dir}: no {', '.join(missing)} there "
+                             "(make_debian_corpus.py --out DIR writes all three)")
     root = FLAGS.workdir or tempfile.mkdtemp(prefix="long_sentences_")
     paths, test, sizes = prepare(os.path.join(root, "data"))
     bounds = buckets(FLAGS.bucket_width, FLAGS.last_bucket)

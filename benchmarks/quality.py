@@ -153,6 +153,11 @@ def main(argv):
         return
     if not FLAGS.data_dir:
         raise app.UsageError("--data_dir is required (a folder with train.tsv, dev.tsv and test.tsv)")
+    needed = ["train.tsv", "dev.tsv"] + (["test.tsv"] if FLAGS.test else [])
+    missing = [name for name in needed if not os.path.isfile(os.path.join(FLAGS.data_dir, name))]
+    if missing:
+        raise app.UsageError(f"--data_dir={FLAGS.data_dir}: no {', '.join(missing)} there "
+                             "(make_debian_corpus.py --out DIR writes all three)")
     names = FLAGS.rows or list(ROWS)
     unknown = [name for name in names if name not in ROWS]
     if unknown:

@@ -1,0 +1,28 @@
+"""The benchmarks name a bad flag at the end of their output (absl adds a line after its own bound checks),
+with no traceback and before any work."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.parametrize("script, flags, message", [
+    ("decode.py", ["--batch_sizes=64,0"], "--batch_sizes=64,0: expected integers >= 1"),
+    ("decode.py", ["--beam_widths=x"], "--beam_widths=x: expected integers >= 1"),
+    ("quality.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv there"),
+    ("quality.py", ["--data_dir=no/such/dir", "--notest"], "--data_dir=no/such/dir: no train.tsv, dev.tsv there"),
+    ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
+    ("dates_presets.py", ["--presets=bahdanau,nosuch"], "--presets: unknown preset(s) ['nosuch']"),
+    ("dates_presets.py", ["--train_steps=0"], "flag --train_steps=0: 0 is not"),
+])
+def test_benchmark_names_a_bad_flag(script, flags, message, tmp_path):
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", script), *flags]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert finished.returncode != 0
+    assert message in "\n".join(finished.stderr.strip().splitlines()[-2:])
+    assert "Traceback" not in finished.stderr
+    assert not os.listdir(tmp_path)  # nothing written (quality.py's JSON, runs/)
