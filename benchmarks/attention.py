@@ -76,15 +76,29 @@ def median_ms(calls, sync, repeats, warmup):
     return [1000.0 * statistics.median(spent) for spent in times]
 
 
+def _at_least(least):
+    """An argparse type: an integer >= `least`."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {least}, got {text!r}")
+        return value
+
+    return parse
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--batch", type=int, default=64, help="B, sentences decoded together")
-    parser.add_argument("--source_length", type=int, default=50, help="Tv, source positions")
-    parser.add_argument("--dim", type=int, default=512, help="D, query and value size")
-    parser.add_argument("--units", type=int, default=512, help="hidden size of concat / additive")
-    parser.add_argument("--rank", type=int, default=64, help="rank of reduced-rank attention")
-    parser.add_argument("--repeats", type=int, default=200, help="timed steps per measurement")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed steps (tracing, caches)")
+    parser.add_argument("--batch", type=_at_least(1), default=64, help="B, sentences decoded together")
+    parser.add_argument("--source_length", type=_at_least(1), default=50, help="Tv, source positions")
+    parser.add_argument("--dim", type=_at_least(1), default=512, help="D, query and value size")
+    parser.add_argument("--units", type=_at_least(1), default=512, help="hidden size of concat / additive")
+    parser.add_argument("--rank", type=_at_least(1), default=64, help="rank of reduced-rank attention")
+    parser.add_argument("--repeats", type=_at_least(1), default=200, help="timed steps per measurement")
+    parser.add_argument("--warmup", type=_at_least(0), default=20, help="untimed steps (tracing, caches)")
     parser.add_argument("--jit_compile", action="store_true", help="XLA-compile the TF steps")
     args = parser.parse_args()
 

@@ -37,13 +37,14 @@ flags.DEFINE_string("export_dir", None, "Model base path (numeric version dirs) 
 flags.DEFINE_string("url", None, "Benchmark this running server instead of starting zoo-serve.")
 flags.DEFINE_string("model_name", "zoo", "Model name in the URL.")
 flags.DEFINE_list("concurrency", ["1", "4", "16"], "Numbers of concurrent clients.")
-flags.DEFINE_integer("requests_per_client", 50, "Requests each client sends at each concurrency level.")
+flags.DEFINE_integer("requests_per_client", 50, "Requests each client sends at each concurrency level.",
+                     lower_bound=1)
 flags.DEFINE_string("signature", "serving_default", "Signature the requests call.")
 flags.DEFINE_string("sentence", "the quick brown fox jumps over the lazy dog", "The one-sentence request.")
 flags.DEFINE_bool("enable_batching", True, "Passed to zoo-serve.")
 flags.DEFINE_bool("soak", False, "Run the soak test instead of the latency levels.")
 flags.DEFINE_float("soak_minutes", 5.0, "How long the soak runs.")
-flags.DEFINE_integer("soak_clients", 64, "Concurrent clients of the soak.")
+flags.DEFINE_integer("soak_clients", 64, "Concurrent clients of the soak.", lower_bound=1)
 flags.DEFINE_string("output", os.path.join(REPO_ROOT, "benchmarks", "results", "serve_soak.json"), "Where --soak writes its JSON.")
 
 
@@ -137,8 +138,19 @@ def run_soak(url: str, process) -> dict:
             "zoo_serve_limits": None if FLAGS.url else vars(limits), **report}
 
 
+def _check_flags():
+    """A clear error naming a bad flag, before any server starts."""
+    if not FLAGS.concurrency or not all(level.isdigit() and int(level) >= 1 for level in FLAGS.concurrency):
+        raise app.UsageError(f"--concurrency={','.join(FLAGS.concurrency)}: expected integers >= 1, e.g. 1,4,16")
+    if not FLAGS.soak_minutes > 0:
+        raise app.UsageError(f"--soak_minutes={FLAGS.soak_minutes}: expected a number of minutes > 0")
+    if FLAGS.export_dir and not os.path.isdir(FLAGS.export_dir):
+        raise app.UsageError(f"--export_dir={FLAGS.export_dir}: not a directory")
+
+
 def main(argv):
     del argv
+    _check_flags()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # One log line per request would drown the JSON.
     logging.getLogger().setLevel(logging.WARNING)
     load_before = os.getloadavg()[0]

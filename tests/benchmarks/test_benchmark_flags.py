@@ -18,6 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
     ("dates_presets.py", ["--presets=bahdanau,nosuch"], "--presets: unknown preset(s) ['nosuch']"),
     ("dates_presets.py", ["--train_steps=0"], "flag --train_steps=0: 0 is not"),
+    ("attention.py", ["--batch=0"], "argument --batch: expected an integer >= 1, got '0'"),
+    ("serve.py", ["--concurrency=4,0"], "--concurrency=4,0: expected integers >= 1"),
+    ("serve.py", ["--soak", "--soak_minutes=0"], "--soak_minutes=0.0: expected a number of minutes > 0"),
+    ("serve.py", ["--export_dir=no/such/dir"], "--export_dir=no/such/dir: not a directory"),
+    ("serve.py", ["--soak", "--soak_clients=0"], "flag --soak_clients=0: 0 is not"),
 ])
 def test_benchmark_names_a_bad_flag(script, flags, message, tmp_path):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", script), *flags]
