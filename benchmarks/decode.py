@@ -48,6 +48,7 @@ import threading
 import time
 
 from absl import app, flags
+from flag_checks import positive_integers
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -284,21 +285,14 @@ def searches_of(model, max_length, shortlist, sampling):
     return search, graph, graph_single
 
 
-def _positive_integers(name):
-    """The list flag `name` as integers, each >= 1, or a usage error naming it."""
-    values = getattr(FLAGS, name)
-    if not values or not all(value.isdigit() and int(value) >= 1 for value in values):
-        raise app.UsageError(f"--{name}={','.join(values)}: expected integers >= 1, e.g. 1,64")
-    return [int(value) for value in values]
-
-
 def main(argv):
     import numpy as np
     import tensorflow as tf
 
     from zoo.decoding import Sampling, Shortlist
 
-    batch_sizes, _ = _positive_integers("batch_sizes"), _positive_integers("beam_widths")
+    batch_sizes = positive_integers("batch_sizes", FLAGS.batch_sizes)
+    positive_integers("beam_widths", FLAGS.beam_widths, example="1,5")  # used as strings below
     model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
     unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)

@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from absl import app, flags
+from flag_checks import corpus_files
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -130,11 +131,7 @@ def prepare(root):
 
 
 def main(argv):
-    missing = [name for name in ("train.tsv", "dev.tsv", "test.tsv")
-               if not os.path.isfile(os.path.join(FLAGS.data_dir, name))]
-    if missing:
-        raise app.UsageError(f"--data_dir={FLAGS.data_dir}: no {', '.join(missing)} there "
-                             "(make_debian_corpus.py --out DIR writes all three)")
+    corpus_files(FLAGS.data_dir, ["train.tsv", "dev.tsv", "test.tsv"])
     root = FLAGS.workdir or tempfile.mkdtemp(prefix="long_sentences_")
     paths, test, sizes = prepare(os.path.join(root, "data"))
     bounds = buckets(FLAGS.bucket_width, FLAGS.last_bucket)

@@ -22,6 +22,7 @@ import sys
 import time
 
 from absl import app, flags
+from flag_checks import corpus_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = flags.FLAGS
@@ -153,11 +154,7 @@ def main(argv):
         return
     if not FLAGS.data_dir:
         raise app.UsageError("--data_dir is required (a folder with train.tsv, dev.tsv and test.tsv)")
-    needed = ["train.tsv", "dev.tsv"] + (["test.tsv"] if FLAGS.test else [])
-    missing = [name for name in needed if not os.path.isfile(os.path.join(FLAGS.data_dir, name))]
-    if missing:
-        raise app.UsageError(f"--data_dir={FLAGS.data_dir}: no {', '.join(missing)} there "
-                             "(make_debian_corpus.py --out DIR writes all three)")
+    corpus_files(FLAGS.data_dir, ["train.tsv", "dev.tsv"] + (["test.tsv"] if FLAGS.test else []))
     names = FLAGS.rows or list(ROWS)
     unknown = [name for name in names if name not in ROWS]
     if unknown:

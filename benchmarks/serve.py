@@ -28,6 +28,7 @@ import time
 import httpx
 import numpy as np
 from absl import app, flags
+from flag_checks import positive_integers
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, "tests", "serving")]  # this checkout's serving/
@@ -140,8 +141,7 @@ def run_soak(url: str, process) -> dict:
 
 def _check_flags():
     """A clear error naming a bad flag, before any server starts."""
-    if not FLAGS.concurrency or not all(level.isdigit() and int(level) >= 1 for level in FLAGS.concurrency):
-        raise app.UsageError(f"--concurrency={','.join(FLAGS.concurrency)}: expected integers >= 1, e.g. 1,4,16")
+    positive_integers("concurrency", FLAGS.concurrency, example="1,4,16")
     if not FLAGS.soak_minutes > 0:
         raise app.UsageError(f"--soak_minutes={FLAGS.soak_minutes}: expected a number of minutes > 0")
     if FLAGS.export_dir and not os.path.isdir(FLAGS.export_dir):
