@@ -123,8 +123,10 @@ class BidirectionalEncoder(keras.layers.Layer):
 
         (forward_state, backward_state), (outputs, inputs) = scan(body, init, steps)
         kernels.set_inputs(inputs)
-        forward_outputs = outputs[:, :, :units]  # outputs (S, B, 2U)
-        backward_outputs = ops.flip(outputs[:, :, units:], 0)
+        # outputs (S, B, 2U); one split, whose gradient is one concatenation (two slices' would be
+        # two (S, B, 2U) copies and their sum)
+        forward_outputs, backward_outputs = ops.split(outputs, 2, axis=-1)
+        backward_outputs = ops.flip(backward_outputs, 0)
         outputs = ops.transpose(ops.concatenate([forward_outputs, backward_outputs], axis=-1), (1, 0, 2))
         return outputs, forward_state[0], backward_state[0]
 

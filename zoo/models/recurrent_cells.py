@@ -64,8 +64,11 @@ class _GatedCell(keras.layers.Layer):
 
     @property
     def input_kernel(self):
-        """`(projected_dim, G*U)`: the rows of `kernel` for the inputs known before the loop."""
-        return self.kernel[: self.projected_dim]
+        """`(projected_dim, G*U)`: the rows of `kernel` for the inputs known before the loop.
+
+        The whole kernel when there are no extra inputs: a slice would cost its gradient a
+        kernel-sized copy at every training step."""
+        return self.kernel if not self.extra_dim else self.kernel[: self.projected_dim]
 
     @property
     def extra_kernel(self):
