@@ -20,6 +20,13 @@ mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls use TF32 as 
 training's do; on a CPU the better of one product at a time and one per core at once),
 times the number of accelerator replicas, and
 `peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`.
+
+With `--profile_steps N`, the first N timed batches run again after the timed steps, under
+TensorFlow's profiler (which slows them: with N equal to `--steps`, compare the profile's
+`wall_ms_per_step` with the run's), and each run's `profile` splits a step's time into the
+ops' own time, the executor's and idle cores, and the ops' time by region (the encoder's
+and decoder's time loops, forward and backward, and everything outside them) and by op type
+(`benchmarks/step_profile.py`).
 """
 
 import json
@@ -48,6 +55,9 @@ flags.DEFINE_list("encoder_implementation", ["zoo"], "encoders timed: zoo (own c
 flags.DEFINE_string("static_shapes", "auto", "auto (with XLA or several replicas), true or false")
 flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices (mirrored on a CPU)")
 flags.DEFINE_string("output", None, "also write the JSON to this file")
+flags.DEFINE_integer("profile_steps", 0, "after the timed steps, the first this many of their batches again, under "
+                     "TensorFlow's profiler: the run's `profile` says where a step's time goes (step_profile.py)")
+flags.DEFINE_string("profile_dir", None, "where the profiler's trace goes (default: a temporary folder)")
 
 
 def _batches(trainer, config, pairs, tokenizers, static_shapes):
@@ -127,19 +137,30 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
     with strategy.scope():
         model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
         trainer.compile_model(model, config, jit_compile=jit_compile)
+
+    def data(part):
+        return tf.data.Dataset.from_generator(lambda: iter(part), output_signature=spec)
+
     warmup, timed = batches[: FLAGS.warmup_steps], batches[FLAGS.warmup_steps :]
     started = time.perf_counter()
-    model.fit(tf.data.Dataset.from_generator(lambda: iter(warmup), output_signature=spec), verbose=0)
+    model.fit(data(warmup), verbose=0)
     compiled = time.perf_counter()
-    history = model.fit(tf.data.Dataset.from_generator(lambda: iter(timed), output_signature=spec), verbose=0)
+    history = model.fit(data(timed), verbose=0)
     finished = time.perf_counter()
+    profile = {}
+    if FLAGS.profile_steps:
+        import step_profile
+
+        log_dir = FLAGS.profile_dir or tempfile.mkdtemp(prefix="train_profile_")
+        profile = {"profile": step_profile.profiled_fit(model, data(timed[: FLAGS.profile_steps]),
+                                                        FLAGS.profile_steps, log_dir)}
     return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
                 warmup_seconds=compiled - started, seconds=finished - compiled,
                 loss=float(history.history["loss"][-1]), params=int(model.count_params()),
                 model_flops_per_token=train_flops_per_token(model, *lengths),
                 model_flops_per_token_by_term={term: TRAIN_TO_FORWARD * flops / sum(lengths)
                                                for term, flops in forward_flops(model, *lengths).items()},
-                matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype))
+                matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype), **profile)
 
 
 def _check_flags():
@@ -155,10 +176,14 @@ def _check_flags():
         unknown = [value for value in values if value not in allowed]
         if unknown or not values:
             raise app.UsageError(f"--{name}={','.join(values)}: expected one or more of {list(allowed)}")
-    for name, least in (("steps", 1), ("warmup_steps", 0), ("cpu_replicas", 0), ("batch_size", 1)):
+    for name, least in (("steps", 1), ("warmup_steps", 0), ("cpu_replicas", 0), ("batch_size", 1),
+                        ("profile_steps", 0)):
         value = getattr(FLAGS, name)
         if value is not None and value < least:
             raise app.UsageError(f"--{name}={value}: expected an integer >= {least}")
+    if FLAGS.profile_steps > FLAGS.steps:
+        raise app.UsageError(f"--profile_steps={FLAGS.profile_steps}: at most --steps ({FLAGS.steps}), the timed "
+                             "batches it runs again")
     if FLAGS.train_tsv and not os.path.isfile(FLAGS.train_tsv):
         raise app.UsageError(f"--train_tsv={FLAGS.train_tsv}: no such file")
 

@@ -38,6 +38,21 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
     assert report["runs"][0]["model_flops_per_token"] == report["runs"][1]["model_flops_per_token"]
 
 
+@pytest.mark.slow
+def test_train_benchmark_profiles_the_timed_batches(tmp_path):
+    report = _train_benchmark(tmp_path, "--precision=float32", "--profile_steps=2", f"--profile_dir={tmp_path / 'trace'}")
+    profile = report["runs"][0]["profile"]
+    assert profile["steps"] == 2 and profile["cores"] == os.cpu_count()
+    assert os.path.isfile(profile["trace"]) and profile["trace"].startswith(str(tmp_path / "trace"))
+    regions, cores = profile["op_ms_per_step_by_region"], profile["core_ms_per_step"]
+    assert sum(regions.values()) == pytest.approx(cores["ops"], abs=0.05)
+    # RNNsearch: a bidirectional encoder loop and a decoder loop, each with a backward pass
+    assert all(ms > 0 for ms in regions.values()), regions
+    assert sum(cores.values()) == pytest.approx(profile["wall_ms_per_step"] * profile["cores"], rel=0.01)
+    assert 0 < sum(profile["product_ms_per_step"].values()) < cores["ops"]
+    assert "Tanh" in profile["op_ms_per_step_by_type"] or len(profile["op_ms_per_step_by_type"]) == 15
+
+
 @pytest.mark.parametrize("flag, message", [
     ("--precision=float32,float64", "--precision=float32,float64: expected one or more of"),
     ("--strategy=nosuch", "--strategy=nosuch: expected one or more of"),
@@ -46,6 +61,7 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
     ("--batch_size=0", "--batch_size=0: expected an integer >= 1"),
     ("--train_tsv=no/such.tsv", "--train_tsv=no/such.tsv: no such file"),
     ("--recipe=nosuch", "--recipe=nosuch: unknown recipe 'nosuch'"),
+    ("--profile_steps=101", "--profile_steps=101: at most --steps (100)"),
 ])
 def test_train_benchmark_names_a_bad_flag(flag, message):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", "train.py"), "--recipe=dates_bahdanau", flag]

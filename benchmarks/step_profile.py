@@ -1,0 +1,98 @@
+"""Where a training step's time goes, from TensorFlow's profiler: op time by region and by op type.
+
+`profiled_fit(model, dataset, steps, log_dir)` runs `model.fit` over `steps` batches under
+`tf.profiler.experimental` and returns `summarize(...)` of the trace it wrote (the trace
+stays in `log_dir` for TensorBoard's profile plugin). Used by `benchmarks/train.py
+--profile_steps N`, after the timed steps, so that the profiler's own cost stays out of
+the timing.
+
+The trace holds one event per op the executor ran, on the threads of TensorFlow's
+inter-op pool (`tf_Compute`), inside the executor's `ExecutorState::Process` events. Per
+step, in core-milliseconds (a core busy for one millisecond):
+
+    ops        the ops' own time, summed over the threads
+    executor   `Process` time not spent in an op: scheduling, bookkeeping, memory
+    idle       the rest of the step's wall time times the machine's cores: waiting on a
+               dependency, the input pipeline, Python
+
+Ops are put in regions by name: `while_grad` in the name is a time loop's backward pass,
+`/while/` its forward pass, `encoder` in the name the encoder's loop and any other loop the
+decoder's; everything else (embeddings, input projections, output projection, loss,
+optimizer) is `outside_loops`. Products are the ops whose type names a matmul or an einsum.
+"""
+
+import collections
+import glob
+import os
+import time
+
+REGIONS = ("encoder_loop_forward", "encoder_loop_backward", "decoder_loop_forward", "decoder_loop_backward",
+           "outside_loops")
+PRODUCTS = ("MatMul", "Einsum")  # substrings of the op types that are matrix products (_MklMatMul, BatchMatMulV2...)
+
+
+def region(name):
+    """The region of the op named `name` (see the module docstring)."""
+    if "/while" not in name and "while_grad" not in name:
+        return "outside_loops"
+    part = "encoder" if "encoder" in name else "decoder"
+    return f"{part}_loop_{'backward' if 'while_grad' in name else 'forward'}"
+
+
+def profiled_fit(model, dataset, steps, log_dir):
+    """`model.fit(dataset)` (`steps` batches) under the profiler; `summarize` of its trace."""
+    import tensorflow as tf
+
+    tf.profiler.experimental.start(log_dir)
+    started = time.perf_counter()
+    try:
+        model.fit(dataset, verbose=0)
+    finally:
+        seconds = time.perf_counter() - started
+        tf.profiler.experimental.stop()
+    traces = sorted(glob.glob(os.path.join(log_dir, "plugins", "profile", "*", "*.xplane.pb")), key=os.path.getmtime)
+    if not traces:
+        raise RuntimeError(f"the profiler wrote no trace under {log_dir}")
+    return summarize(traces[-1], steps, seconds, os.cpu_count() or 1)
+
+
+def summarize(trace_path, steps, seconds, cores, top=15):
+    """The per-step breakdown of the `.xplane.pb` trace at `trace_path`, of `steps` steps in `seconds`."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    with open(trace_path, "rb") as f:
+        space.ParseFromString(f.read())
+    by_region, by_type, products = collections.Counter(), collections.Counter(), collections.Counter()
+    process = 0.0
+    for plane in space.planes:
+        names = plane.event_metadata
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                name, ms = names[event.metadata_id].name, event.duration_ps / 1e9
+                if name == "ExecutorState::Process":
+                    process += ms
+                elif ":" in name:  # "scope/op_name:OpType"
+                    op_name, op_type = name.rsplit(":", 1)
+                    where = region(op_name)
+                    by_region[where] += ms
+                    by_type[op_type] += ms
+                    if any(p in op_type for p in PRODUCTS):
+                        products["outside_loops" if where == "outside_loops" else "in_loops"] += ms
+    ops = sum(by_region.values())
+    wall = 1000 * seconds / steps
+
+    def per_step(value):
+        return round(value / steps, 2)
+
+    return {
+        "steps": steps, "cores": cores, "wall_ms_per_step": round(wall, 2),
+        "core_ms_per_step": {"ops": per_step(ops), "executor": per_step(max(process - ops, 0.0)),
+                             "idle": round(max(wall * cores - process / steps, 0.0), 2)},
+        "op_ms_per_step_by_region": {name: per_step(by_region[name]) for name in REGIONS},
+        "product_ms_per_step": {name: per_step(products[name]) for name in ("in_loops", "outside_loops")},
+        "op_ms_per_step_by_type": {name: per_step(ms) for name, ms in by_type.most_common(top)},
+        "trace": trace_path,
+    }
