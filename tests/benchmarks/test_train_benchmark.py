@@ -40,7 +40,8 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
 
 @pytest.mark.slow
 def test_train_benchmark_profiles_the_timed_batches(tmp_path):
-    report = _train_benchmark(tmp_path, "--precision=float32", "--profile_steps=2", f"--profile_dir={tmp_path / 'trace'}")
+    report = _train_benchmark(tmp_path, "--precision=float32", "--profile_steps=2",
+                              f"--profile_dir={tmp_path / 'trace'}")
     profile = report["runs"][0]["profile"]
     assert profile["steps"] == 2 and profile["cores"] == os.cpu_count()
     assert os.path.isfile(profile["trace"]) and profile["trace"].startswith(str(tmp_path / "trace"))
