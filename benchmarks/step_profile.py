@@ -74,7 +74,7 @@ def summarize(trace_path, steps, seconds, cores, top=15):
                 name, ms = names[event.metadata_id].name, event.duration_ps / 1e9
                 if name == "ExecutorState::Process":
                     process += ms
-                elif ":" in name:  # "scope/op_name:OpType"
+                elif ":" in name and "::" not in name:  # "scope/op_name:OpType", not "Class::method" markers
                     op_name, op_type = name.rsplit(":", 1)
                     where = region(op_name)
                     by_region[where] += ms
