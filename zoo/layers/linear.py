@@ -18,8 +18,11 @@ def linear(x, kernel):
     if len(x.shape) == 2:
         out = ops.matmul(x, kernel)
     else:
-        leading = ops.shape(x)[:-1]
         out = ops.matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
         columns = kernel.shape[-1] if kernel.shape[-1] is not None else ops.shape(kernel)[-1]  # e.g. a shortlist's M
+        inner = tuple(x.shape[1:-1])
+        # Only the leading axis unknown (a time loop's (B, K, D)): no shape ops, which would sit
+        # between the product and the next step's at every step.
+        leading = (-1, *inner) if None not in inner else ops.shape(x)[:-1]
         out = ops.reshape(out, (*leading, columns))
     return ops.squeeze(out, -1) if vector else out
