@@ -15,6 +15,11 @@ step, in core-milliseconds (a core busy for one millisecond):
     idle       the rest of the step's wall time times the machine's cores: waiting on a
                dependency, the input pipeline, Python
 
+and, over the wall time from the first op to the last, how long no thread, one thread and
+several threads at once ran an op (`threads_running_ops_ms_per_step`), with the one-thread
+time split by the region of the op that ran (`one_thread_ms_per_step_by_region`): a region
+that runs on one thread while the other cores wait is the step's serial part.
+
 Ops are put in regions by name: `while_grad` in the name is a time loop's backward pass,
 `/while/` its forward pass, `encoder` in the name the encoder's loop and any other loop the
 decoder's; everything else (embeddings, input projections, output projection, loss,
@@ -64,10 +69,10 @@ def summarize(trace_path, steps, seconds, cores, top=15):
     with open(trace_path, "rb") as f:
         space.ParseFromString(f.read())
     by_region, by_type, products = collections.Counter(), collections.Counter(), collections.Counter()
-    process = 0.0
+    process, intervals = 0.0, []
     for plane in space.planes:
         names = plane.event_metadata
-        for line in plane.lines:
+        for thread, line in enumerate(plane.lines):
             if not line.name.startswith("tf_Compute"):
                 continue
             for event in line.events:
@@ -79,6 +84,8 @@ def summarize(trace_path, steps, seconds, cores, top=15):
                     where = region(op_name)
                     by_region[where] += ms
                     by_type[op_type] += ms
+                    start = line.timestamp_ns * 1000 + event.offset_ps
+                    intervals.append((start, start + event.duration_ps, (plane.name, thread), where))
                     if any(p in op_type for p in PRODUCTS):
                         products["outside_loops" if where == "outside_loops" else "in_loops"] += ms
     ops = sum(by_region.values())
@@ -94,5 +101,32 @@ def summarize(trace_path, steps, seconds, cores, top=15):
         "op_ms_per_step_by_region": {name: per_step(by_region[name]) for name in REGIONS},
         "product_ms_per_step": {name: per_step(products[name]) for name in ("in_loops", "outside_loops")},
         "op_ms_per_step_by_type": {name: per_step(ms) for name, ms in by_type.most_common(top)},
+        **_concurrency(intervals, per_step),
         "trace": trace_path,
+    }
+
+
+def _concurrency(intervals, per_step):
+    """How long 0, 1 or more threads ran an op, and the 1-thread time by region, from `(start_ps, end_ps, thread,
+    region)` intervals (a thread's nested ops count once)."""
+    edges = sorted([(start, 1, thread, where) for start, _, thread, where in intervals]
+                   + [(end, -1, thread, where) for _, end, thread, where in intervals], key=lambda edge: edge[:2])
+    running = collections.defaultdict(list)  # thread -> regions of its ops running now
+    by_count, one_by_region = collections.Counter(), collections.Counter()
+    last = edges[0][0] if edges else 0
+    for time_ps, change, thread, where in edges:
+        busy = [regions[-1] for regions in running.values() if regions]
+        ms = (time_ps - last) / 1e9
+        by_count[min(len(busy), 2)] += ms
+        if len(busy) == 1:
+            one_by_region[busy[0]] += ms
+        last = time_ps
+        if change > 0:
+            running[thread].append(where)
+        else:
+            running[thread].remove(where)
+    return {
+        "threads_running_ops_ms_per_step": {"none": per_step(by_count[0]), "one": per_step(by_count[1]),
+                                            "several": per_step(by_count[2])},
+        "one_thread_ms_per_step_by_region": {name: per_step(one_by_region[name]) for name in REGIONS},
     }

@@ -24,9 +24,9 @@ times the number of accelerator replicas, and
 With `--profile_steps N`, the first N timed batches run again after the timed steps, under
 TensorFlow's profiler (which slows them: with N equal to `--steps`, compare the profile's
 `wall_ms_per_step` with the run's), and each run's `profile` splits a step's time into the
-ops' own time, the executor's and idle cores, and the ops' time by region (the encoder's
-and decoder's time loops, forward and backward, and everything outside them) and by op type
-(`benchmarks/step_profile.py`).
+ops' own time, the executor's and idle cores, the ops' time by region (the encoder's and
+decoder's time loops, forward and backward, and everything outside them) and by op type, and
+how long one thread ran ops alone, by region: the step's serial part (`benchmarks/step_profile.py`).
 """
 
 import json

@@ -24,7 +24,8 @@ def test_region_by_name(name, region):
 
 
 def _trace(path, threads):
-    """An XSpace with one `tf_Compute` line per thread of `(name, milliseconds)` events."""
+    """An XSpace with one `tf_Compute` line per thread of `(name, milliseconds)` events, each thread's ops back to
+    back from time 0 (the executor's `Process` events span them, from 0 too)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     space = xplane_pb2.XSpace()
@@ -32,11 +33,14 @@ def _trace(path, threads):
     ids = {}
     for i, events in enumerate(threads):
         line = plane.lines.add(name=f"tf_Compute/{i}")
+        offset = 0
         for name, ms in events:
             if name not in ids:
                 ids[name] = len(ids) + 1
                 plane.event_metadata[ids[name]].name = name
-            line.events.add(metadata_id=ids[name], duration_ps=int(ms * 1e9))
+            process = name == "ExecutorState::Process"
+            line.events.add(metadata_id=ids[name], offset_ps=0 if process else offset, duration_ps=int(ms * 1e9))
+            offset += 0 if process else int(ms * 1e9)
     other = plane.lines.add(name="python")  # not an executor thread: not counted
     plane.event_metadata[99].name = "x/while/MatMul:_MklMatMul"
     other.events.add(metadata_id=99, duration_ps=int(1000 * 1e9))
@@ -61,3 +65,8 @@ def test_summarize_sums_per_step(tmp_path):
         "decoder_loop_backward": 3.0, "outside_loops": 7.0}
     assert profile["product_ms_per_step"] == {"in_loops": 5.0, "outside_loops": 5.0}
     assert profile["op_ms_per_step_by_type"] == {"_MklMatMul": 9.0, "AddN": 3.0, "Sigmoid": 2.0}
+    # thread 0: 0-8-12-18 ms, thread 1: 0-10-12-16 ms (then the marker): both busy for 16 ms, then the AddN alone
+    assert profile["threads_running_ops_ms_per_step"] == {"none": 0.0, "one": 1.0, "several": 8.0}
+    assert profile["one_thread_ms_per_step_by_region"] == {
+        "encoder_loop_forward": 0.0, "encoder_loop_backward": 0.0, "decoder_loop_forward": 0.0,
+        "decoder_loop_backward": 1.0, "outside_loops": 0.0}

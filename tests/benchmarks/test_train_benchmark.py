@@ -51,6 +51,9 @@ def test_train_benchmark_profiles_the_timed_batches(tmp_path):
     assert all(ms > 0 for ms in regions.values()), regions
     assert sum(cores.values()) == pytest.approx(profile["wall_ms_per_step"] * profile["cores"], rel=0.01)
     assert 0 < sum(profile["product_ms_per_step"].values()) < cores["ops"]
+    threads = profile["threads_running_ops_ms_per_step"]
+    assert 0 < sum(threads.values()) <= profile["wall_ms_per_step"] * 1.01  # from the first op to the last
+    assert sum(profile["one_thread_ms_per_step_by_region"].values()) == pytest.approx(threads["one"], abs=0.05)
     assert "Tanh" in profile["op_ms_per_step_by_type"] or len(profile["op_ms_per_step_by_type"]) == 15
 
 
