@@ -56,7 +56,8 @@ def run_signature(signature: Signature, arrays: dict) -> dict:
     try:
         outputs = signature.function(**tensors)
     except tf.errors.OpError as error:
-        raise ServingError(plain_tf_message(error.message), _HTTP_STATUS_OF_TF_CODE.get(error.error_code, 500)) from None
+        status = _HTTP_STATUS_OF_TF_CODE.get(error.error_code, 500)
+        raise ServingError(plain_tf_message(error.message), status) from None
     except Exception as error:  # Anything else is our fault or the model's, not the client's.
         logging.exception("Signature '%s' failed", signature.name)
         raise ServingError(

@@ -187,7 +187,8 @@ class TranslationClient:
                     raise ValueError(f"Expected one {name} or one per text ({len(sources)}), got {len(inputs[name])}")
         outputs = self.predict("sample", inputs)
         if len(outputs["translation"]) != len(sources):
-            raise ServingError(f"Asked for {len(sources)} samples, the server answered {len(outputs['translation'])}", 500)
+            raise ServingError(
+                f"Asked for {len(sources)} samples, the server answered {len(outputs['translation'])}", 500)
         results = [Sample(text, log_prob) for text, log_prob in zip(outputs["translation"], outputs["log_prob"])]
         return results[0] if single else results
 

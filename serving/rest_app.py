@@ -190,7 +190,8 @@ class ModelRequests:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + limits.request_timeout_seconds
             try:
-                body = await asyncio.wait_for(read_body(request, limits.max_request_bytes), limits.request_timeout_seconds)
+                body = await asyncio.wait_for(read_body(request, limits.max_request_bytes),
+                                              limits.request_timeout_seconds)
             except asyncio.TimeoutError:
                 raise RequestTimeoutError(
                     f"The request body did not arrive within {limits.request_timeout_seconds:g} s "

@@ -144,7 +144,8 @@ def flag_line(flag, width):
 
 def flag_is_required(flag):
     """Whether absl was told the flag needs a value (`mark_flag_as_required`)."""
-    return any("must have a value other than None" in getattr(validator, "message", "") for validator in flag.validators)
+    return any("must have a value other than None" in getattr(validator, "message", "")
+               for validator in flag.validators)
 
 
 def help_text(command, doc, own_flags, full=False, full_extra=None):

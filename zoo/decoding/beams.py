@@ -97,7 +97,8 @@ def trace_back(steps, history, finished):
         beam = tf.where(inside, parent, beam)
         return (t - 1, beam, write_row(ids, t, token), *attention)
 
-    start = [steps - 1, tf.zeros([shape[1], hypotheses], tf.int32), tf.zeros([shape[0], shape[1], hypotheses], tf.int32)]
+    start = [steps - 1, tf.zeros([shape[1], hypotheses], tf.int32),
+             tf.zeros([shape[0], shape[1], hypotheses], tf.int32)]
     invariants = [tf.TensorShape([]), tf.TensorShape([None, None]), tf.TensorShape([None] * 3)]
     if aligned:
         start.append(tf.zeros([shape[0], shape[1], hypotheses, tf.shape(history.attention)[3]], tf.float32))

@@ -76,20 +76,24 @@ class LuongSeq2Seq(Seq2Seq):
             for i in range(self.decoder_layers)
         ]
         self.bridges = [
-            keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}", dtype=self.dtype_policy) for i in range(self.decoder_layers)
+            keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}", dtype=self.dtype_policy)
+            for i in range(self.decoder_layers)
         ]
         sizes = {"units": self.attention_units, "rank": self.attention_rank}  # each score takes its own
         self.attention = layers.get(self.attention_type, sizes, name="attention", dtype=self.dtype_policy)
-        self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional", dtype=self.dtype_policy)
+        self.attentional = keras.layers.Dense(units, activation="tanh", use_bias=False, name="attentional",
+                                              dtype=self.dtype_policy)
         self.attentional.build((None, self.memory_dim + units))  # its kernel is applied with `linear`
         if not self.tie_embeddings:
-            self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection", dtype=self.dtype_policy)
+            self.output_projection = keras.layers.Dense(self.target_vocab_size, name="output_projection",
+                                                        dtype=self.dtype_policy)
             return
         self.output_bottleneck = None
         if units != self.embedding_dim:
             self.output_bottleneck = keras.layers.Dense(self.embedding_dim, use_bias=False, name="output_bottleneck",
                                                         dtype=self.dtype_policy)
-        self.output_projection = TiedProjection(self.target_embedding, name="output_projection", dtype=self.dtype_policy)
+        self.output_projection = TiedProjection(self.target_embedding, name="output_projection",
+                                                dtype=self.dtype_policy)
 
     @property
     def decoder_input_cell(self):

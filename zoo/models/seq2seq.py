@@ -100,8 +100,10 @@ class Seq2Seq(keras.Model):
         self.dropout = float(dropout)
         self.encoder_implementation = encoder_implementation
 
-        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding", dtype=self.dtype_policy)
-        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding", dtype=self.dtype_policy)
+        self.source_embedding = keras.layers.Embedding(source_vocab_size, embedding_dim, name="source_embedding",
+                                                       dtype=self.dtype_policy)
+        self.target_embedding = keras.layers.Embedding(target_vocab_size, embedding_dim, name="target_embedding",
+                                                       dtype=self.dtype_policy)
         self.encoder = BidirectionalEncoder(
             encoder_cell, encoder_units, encoder_layers, dropout=dropout, implementation=encoder_implementation,
             name="encoder", dtype=self.dtype_policy,

@@ -101,8 +101,9 @@ def _save(tokenizer, path):
 
 def build_shortlist(config, train_pairs, tokenizers, vocab_dir):
     """With `config.shortlist_k` > 0, the vocabulary selection table of the training pairs (of a
-    streamed file's sample, as its vocabulary) (`zoo.data.shortlist`), read from `vocab_dir/shortlist.npz` or learned and saved there (again
-    when `shortlist_k` or `shortlist_frequent` changed); None without.
+    streamed file's sample, as its vocabulary) (`zoo.data.shortlist`), read from
+    `vocab_dir/shortlist.npz` or learned and saved there (again when `shortlist_k` or
+    `shortlist_frequent` changed); None without.
 
     Returns:
       `(table, learned)`: the `ShortlistTable` (or None) and whether it was learned now.

@@ -18,7 +18,8 @@ VOCAB_FIELDS = (
 
 
 def check_config(config, workdir, write=True):
-    """Creates `workdir` and writes `config.json` (with `write`), refusing a workdir trained with another model or vocabulary.
+    """Creates `workdir` and writes `config.json` (with `write`), refusing a workdir trained with another model or
+    vocabulary.
 
     Files a killed run was writing (temporaries that never became the file) are removed first.
     """
