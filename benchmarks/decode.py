@@ -286,22 +286,22 @@ def searches_of(model, max_length, shortlist, sampling):
 
 
 def main(argv):
+    batch_sizes = positive_integers("batch_sizes", FLAGS.batch_sizes)
+    beam_widths = positive_integers("beam_widths", FLAGS.beam_widths, example="1,5")
+    unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)
+    if unknown:
+        raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
     import numpy as np
     import tensorflow as tf
 
     from zoo.decoding import Sampling, Shortlist
 
-    batch_sizes = positive_integers("batch_sizes", FLAGS.batch_sizes)
-    positive_integers("beam_widths", FLAGS.beam_widths, example="1,5")  # used as strings below
     model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
-    unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)
-    if unknown:
-        raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
     searches = {"greedy": None}
     for stopping in FLAGS.stopping:
         suffix = "" if stopping == "exact" else f"_{stopping}"
-        searches.update({f"beam{w}{suffix}": (int(w), stopping) for w in FLAGS.beam_widths})
+        searches.update({f"beam{w}{suffix}": (w, stopping) for w in beam_widths})
     sampling = Sampling(temperature=FLAGS.sampling_temperature, top_k=FLAGS.sampling_top_k, seed=0,
                         alignments=FLAGS.alignments)
     if FLAGS.sampling:

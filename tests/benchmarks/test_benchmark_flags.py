@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 @pytest.mark.parametrize("script, flags, message", [
     ("decode.py", ["--batch_sizes=64,0"], "--batch_sizes=64,0: expected integers >= 1"),
     ("decode.py", ["--beam_widths=x"], "--beam_widths=x: expected integers >= 1"),
+    ("decode.py", ["--stopping=exact,nosuch"], "--stopping: unknown rule(s) ['nosuch']"),
     ("quality.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv there"),
     ("quality.py", ["--data_dir=no/such/dir", "--notest"], "--data_dir=no/such/dir: no train.tsv, dev.tsv there"),
     ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
