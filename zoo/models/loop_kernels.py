@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.linear import linear
+from zoo.layers.linear import KernelPair, linear
 
 
 class LoopKernels:
@@ -44,6 +44,7 @@ class LoopKernels:
         self._step = {}  # name -> this step's inputs, until `recorded`
         self._probed = []  # the kernels added with `probe=True`
         self._probes = {}  # name -> this step's zeros, from `start_step`
+        self._pairs = {}  # name -> KernelPair: a product's input gradient by the transposed kernel
         self._per_example = {}  # name -> "left" or "right", for the per-example tensors
 
     @property
@@ -69,6 +70,8 @@ class LoopKernels:
         self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
         if probe:
             self._probed.append(name)
+        if self.deferred and per_example is None and len(cast.shape) == 2:
+            self._pairs[name] = KernelPair(self._loop[name], ops.transpose(self._loop[name]))
         return self._loop[name]
 
     def probes(self, leading_shape):
@@ -92,7 +95,7 @@ class LoopKernels:
 
     def product(self, name, inputs):
         """In a step: `inputs (..., D) @ kernel` of the kernel `name` added with `probe=True`, recording `inputs`."""
-        return self.probed(name, linear(inputs, self._loop[name]), inputs)
+        return self.probed(name, linear(inputs, self._pairs.get(name, self._loop[name])), inputs)
 
     def probed(self, name, product, inputs):
         """In a step: `product`, which the caller computed from `inputs` and the loop's `name`
@@ -102,11 +105,14 @@ class LoopKernels:
 
     def use(self, name, inputs):
         """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`
-        when its gradient is deferred (otherwise nothing needs them)."""
+        when its gradient is deferred (otherwise nothing needs them); then, for a 2-D kernel, a
+        `KernelPair` that `linear(inputs, kernel)` multiplies by."""
         if name not in self._loop:
             return None
         if self.deferred:
             self._step[name] = inputs
+            if inputs is not None and name in self._pairs:  # a product of the step's inputs (see `KernelPair`)
+                return self._pairs[name]
         return self._loop[name]
 
     def recorded(self):
