@@ -27,6 +27,9 @@ TensorFlow's profiler (which slows them: with N equal to `--steps`, compare the 
 ops' own time, the executor's and idle cores, the ops' time by region (the encoder's and
 decoder's time loops, forward and backward, and everything outside them) and by op type, and
 how long one thread ran ops alone, by region: the step's serial part (`benchmarks/step_profile.py`).
+Its `peak_fraction_if_only_products_ran` bounds what removing every other op's time could
+give: the step's model FLOPs over the peak, against the products' profiled time spread over
+all the cores.
 """
 
 import json
@@ -246,7 +249,18 @@ def _time_precisions(trainer, config, pairs, tokenizers, strategy_name, jit_text
                          steps_per_second=FLAGS.steps / run["seconds"],
                          train_tokens_per_second=speed, tokens_per_step=tokens / FLAGS.steps,
                          peak_fraction=model_flops / (run["matmul_peak_gflops"] * 1e9)))
+        if "profile" in run:
+            runs[-1]["profile"]["peak_fraction_if_only_products_ran"] = _products_bound(runs[-1])
         print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+
+
+def _products_bound(run):
+    """The peak fraction of a step that would only run its products, as fast as they ran in the profile, on all
+    cores at once: its model FLOPs over the peak's FLOP/s times the products' core-seconds a step / cores."""
+    profile = run["profile"]
+    seconds = sum(profile["product_ms_per_step"].values()) / 1000 / profile["cores"]
+    flops = run["model_flops_per_token"] * run["tokens_per_step"]
+    return round(flops / (run["matmul_peak_gflops"] * 1e9 * seconds), 4) if seconds else None
 
 
 if __name__ == "__main__":

@@ -51,6 +51,11 @@ def test_train_benchmark_profiles_the_timed_batches(tmp_path):
     assert all(ms > 0 for ms in regions.values()), regions
     assert sum(cores.values()) == pytest.approx(profile["wall_ms_per_step"] * profile["cores"], rel=0.01)
     assert 0 < sum(profile["product_ms_per_step"].values()) < cores["ops"]
+    run = report["runs"][0]
+    products_seconds = sum(profile["product_ms_per_step"].values()) / 1000 / profile["cores"]
+    assert profile["peak_fraction_if_only_products_ran"] == pytest.approx(
+        run["model_flops_per_token"] * run["tokens_per_step"] / (run["matmul_peak_gflops"] * 1e9 * products_seconds),
+        rel=1e-3)
     threads = profile["threads_running_ops_ms_per_step"]
     assert 0 < sum(threads.values()) <= profile["wall_ms_per_step"] * 1.01  # from the first op to the last
     assert sum(profile["one_thread_ms_per_step_by_region"].values()) == pytest.approx(threads["one"], abs=0.05)
