@@ -38,8 +38,8 @@ class KernelPair:
     `linear(x, pair)` is `x @ kernel` whose gradient is `dz @ transpose`, a plain product,
     where differentiating a matmul gives `dz @ kernel^T` (a `transpose_b` product). On a CPU,
     oneDNN's float32 `transpose_b` product at a time loop's shapes, `(64, 2048) x (512,
-    2048)^T`, takes ~1.5x the plain one's time (about 750 against 500 us; bfloat16 the same
-    either way), and a training step's backward loops do one per kernel and step. The kernel
+    2048)^T`, took about 1.5x the plain one's time on this project's 2-core machine (bfloat16
+    the same either way), and a training step's backward loops do one per kernel and step. The kernel
     gets no gradient here: `LoopKernels` takes it after the loop.
     """
 
