@@ -15,14 +15,14 @@ def linear(x, kernel):
     `kernel` may be a `KernelPair` (a time loop's kernel with its transpose): the same
     product, whose input gradient multiplies by the transpose.
     """
-    matmul = kernel.matmul if isinstance(kernel, KernelPair) else ops.matmul
     vector = len(kernel.shape) == 1
     if vector:
         kernel = ops.expand_dims(kernel, -1)
+    matmul = kernel.matmul if isinstance(kernel, KernelPair) else lambda rows: ops.matmul(rows, kernel)
     if len(x.shape) == 2:
-        out = matmul(x, kernel)
+        out = matmul(x)
     else:
-        out = matmul(ops.reshape(x, (-1, x.shape[-1])), kernel)
+        out = matmul(ops.reshape(x, (-1, x.shape[-1])))
         columns = kernel.shape[-1] if kernel.shape[-1] is not None else ops.shape(kernel)[-1]  # e.g. a shortlist's M
         inner = tuple(x.shape[1:-1])
         # Only the leading axis unknown (a time loop's (B, K, D)): no shape ops, which would sit
@@ -47,8 +47,8 @@ class KernelPair:
         self.kernel, self.transpose = kernel, transpose
         self.shape, self.dtype = kernel.shape, kernel.dtype
 
-    def matmul(self, x, kernel):
-        """`x (M, D) @ kernel`; `kernel` is `self` (as `linear` passes it)."""
+    def matmul(self, x):
+        """`x (M, D) @ kernel`, its gradient by the transpose."""
         import tensorflow as tf
 
         @tf.custom_gradient
