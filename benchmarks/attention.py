@@ -15,7 +15,6 @@ Prints one JSON object on stdout.
 import argparse
 import json
 import os
-import platform
 import statistics
 import time
 
@@ -26,6 +25,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 import zoo.layers  # noqa: E402
+from zoo import machine  # noqa: E402
 
 
 def compile_steps(layer, jit_compile):
@@ -138,11 +138,7 @@ def main():
         "compiled_with": "jax.jit" if keras.backend.backend() == "jax" else (
             "tf.function(jit_compile=True)" if args.jit_compile else "tf.function"
         ),
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "platform": platform.platform(),
-        },
+        "machine": machine.describe(),
         "shapes": {
             "batch": args.batch, "source_length": args.source_length, "dim": args.dim,
             "units": args.units, "rank": args.rank, "query": [args.batch, args.dim],

@@ -52,6 +52,7 @@ from flag_checks import positive_integers
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo import machine  # noqa: E402  (standard library only: cheap)
 from zoo.constants import BEAM_STOPPING, DEFAULT_LENGTH_PENALTY  # noqa: E402  (standard library only: cheap)
 
 FLAGS = flags.FLAGS
@@ -351,7 +352,7 @@ def main(argv):
         "batches": "length-sorted (as zoo-eval)" if FLAGS.sort_by_length else "in file order",
         "alignments": "kept" if FLAGS.alignments else "not kept (as serving_default and zoo-eval)",
         "compact": FLAGS.compact,
-        "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
+        "threads": os.cpu_count(), "load_average_1min": os.getloadavg()[0], "machine": machine.describe(),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "summary": summary, "results": results,
     }, indent=1))

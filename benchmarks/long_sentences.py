@@ -24,6 +24,7 @@ from flag_checks import corpus_files
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from recipes import load_config  # noqa: E402
+from zoo import machine  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "a folder with train.tsv, dev.tsv and test.tsv")
@@ -145,7 +146,7 @@ def main(argv):
         "budget": {"train_steps": FLAGS.train_steps, "max_train_minutes": FLAGS.max_train_minutes},
         "buckets": [dict(label=label, min_words=lo, max_words=hi, sentences=n)
                     for (lo, hi, label), n in zip(bounds, counts)],
-        "cpu_count": os.cpu_count(), "runs": [],
+        "cpu_count": os.cpu_count(), "machine": machine.describe(), "runs": [],
     }  # fmt: skip
     for preset in FLAGS.presets:
         for limit in map(int, FLAGS.max_words):

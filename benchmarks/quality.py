@@ -25,6 +25,10 @@ from absl import app, flags
 from flag_checks import corpus_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from zoo import machine  # noqa: E402  (standard library only: cheap)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "a folder with train.tsv, dev.tsv and test.tsv (required unless --markdown)")
 flags.DEFINE_list("rows", None, "rows to run, by name (default: all)")
@@ -163,7 +167,7 @@ def main(argv):
               "data_dir": os.path.abspath(FLAGS.data_dir), "train_steps": FLAGS.train_steps,
               "max_train_minutes": FLAGS.max_train_minutes, "eval_every": FLAGS.eval_every,
               "dev_sentences": FLAGS.dev_sentences, "set": FLAGS.set,
-              "machine": {"cpu_count": os.cpu_count()}, "rows": []}
+              "machine": machine.describe(), "rows": []}
     if os.path.exists(FLAGS.out):  # an interrupted sweep goes on: rows already in the file are kept
         with open(FLAGS.out, encoding="utf-8") as f:
             report["rows"] = [row for row in json.load(f)["rows"] if "error" not in row]

@@ -33,6 +33,8 @@ from flag_checks import positive_integers
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, "tests", "serving")]  # this checkout's serving/
 
+from zoo import machine  # noqa: E402  (standard library only: cheap)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("export_dir", None, "Model base path (numeric version dirs) or one version dir; default: the test fixture.")
 flags.DEFINE_string("url", None, "Benchmark this running server instead of starting zoo-serve.")
@@ -179,7 +181,7 @@ def main(argv):
             with open(log_path, encoding="utf-8", errors="replace") as log:
                 report["server_log_tracebacks"] = log.read().count("Traceback")
     if FLAGS.soak:
-        report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(),
+        report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(), "machine": machine.describe(),
                   "load_average_1min_before": round(load_before, 2)}
         os.makedirs(os.path.dirname(FLAGS.output), exist_ok=True)
         with open(FLAGS.output, "w", encoding="utf-8") as f:
@@ -197,6 +199,7 @@ def main(argv):
         "requests_per_client": FLAGS.requests_per_client,
         "cpu_count": os.cpu_count(),
         "load_average_1min_before": round(load_before, 2),  # Other work on the machine skews timings.
+        "machine": machine.describe(),
         "results": results,
     }, indent=2))
 

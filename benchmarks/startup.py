@@ -34,6 +34,9 @@ import time
 from absl import app, flags
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO_ROOT)
+
+from zoo import machine  # noqa: E402  (standard library only: cheap)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "The export `zoo-translate --model` takes.")
@@ -118,8 +121,7 @@ def benchmark(command, model, runs, warmup, line):
         "ratio": round(ratio, 4),
         "goal": {"median_seconds_at_most": GOAL_SECONDS, "ratio_at_most": GOAL_RATIO,
                  "met": translate_median <= GOAL_SECONDS and ratio <= GOAL_RATIO},
-        "machine": {"cpu_count": os.cpu_count(),
-                    "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "machine": {**machine.describe(),
                     "load_average_before": [round(x, 2) for x in load_before],
                     "load_average_after": [round(x, 2) for x in os.getloadavg()],
                     "python": platform.python_version(), "tensorflow": importlib.metadata.version("tensorflow"),

@@ -43,6 +43,8 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo import machine  # noqa: E402  (standard library only: cheap)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("recipe", "text", "recipe name or .py config")
 flags.DEFINE_string("train_tsv", None, "training pairs (default: the recipe's data)")
@@ -222,7 +224,7 @@ def main(argv):
         "recipe": config.recipe, "preset": config.model, "batch_size": config.batch_size, "steps": FLAGS.steps,
         "warmup_steps": FLAGS.warmup_steps, "train_pairs": len(pairs),
         "devices": sorted({d.device_type for d in tf.config.list_logical_devices()}),
-        "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "runs": runs,
+        "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "machine": machine.describe(), "runs": runs,
     }, indent=1)
     print(report)
     if FLAGS.output:

@@ -25,6 +25,7 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
     report = _train_benchmark(tmp_path, "--precision=float32,mixed_bfloat16")
     assert report["recipe"] == "dates_bahdanau" and report["batch_size"] == 8 and report["steps"] == 2
     assert report["cpu_count"] == os.cpu_count() and len(report["load_average"]) == 3
+    assert report["machine"]["cpu_count"] == os.cpu_count() and report["machine"]["cpu_model"]
     assert [run["precision"] for run in report["runs"]] == ["float32", "mixed_bfloat16"]
     for run in report["runs"]:
         assert run["model_flops_per_token"] > 0 and run["matmul_peak_gflops"] > 0

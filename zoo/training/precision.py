@@ -1,6 +1,6 @@
 """The compute dtype policy a recipe asks for: float32, mixed_bfloat16, mixed_float16, or auto."""
 
-import os
+from zoo.machine import CPUINFO, cpu_flags
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
@@ -9,16 +9,9 @@ PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 _BFLOAT16_GPU_CAPABILITY = (8, 0)
 
 
-def cpu_has_bfloat16_matmul(cpuinfo="/proc/cpuinfo"):
+def cpu_has_bfloat16_matmul(cpuinfo=CPUINFO):
     """True when the CPU multiplies bfloat16 natively (AVX512-BF16 or AMX), as oneDNN uses."""
-    if not os.path.exists(cpuinfo):
-        return False
-    with open(cpuinfo, encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                return bool(flags & {"avx512_bf16", "amx_bf16"})
-    return False
+    return bool(cpu_flags(cpuinfo) & {"avx512_bf16", "amx_bf16"})
 
 
 def choose_precision(tpu=False, gpu_capabilities=(), cpu_bfloat16=False):
