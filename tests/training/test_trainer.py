@@ -63,6 +63,7 @@ def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
     assert results["epochs"] == 3 and results["train_steps"] == history[-1]["step"] > 0
     assert results["beam_width"] == 2 and "tok:char" in results["bleu_signature"]
     assert results["train_tokens_per_second"] > 0 and results["params"] > 0
+    assert results["machine"]["cpu_count"] == os.cpu_count() and results["machine"]["cpu_model"]
     assert 0 <= results["bleu"] <= 100 and 0 <= results["exact_match"] <= 1
     with open(os.path.join(workdir, "results.json")) as f:
         assert json.load(f)["bleu"] == pytest.approx(results["bleu"])

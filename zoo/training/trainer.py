@@ -20,7 +20,7 @@ import time
 import keras
 
 import zoo.models
-from zoo import metrics, plot
+from zoo import machine, metrics, plot
 from zoo.atomic_write import write_json
 from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
@@ -147,6 +147,7 @@ def _results(config, strategy, model, state, scores, dev_eval, attention_path, i
         "evaluations": dev_eval.history,
         "attention_plot": attention_path,
         "export_path": None,
+        "machine": machine.describe(),  # what the tokens/s were measured on (CPU model, matrix features, load)
     }
     return results
 
