@@ -6,14 +6,17 @@
 
 `EXPORT` is what `zoo-translate --model` takes (a SavedModel version, a model base path, a
 workdir with an export). Each run is a fresh process, and the two commands alternate so that
-both see the same machine load: `python -c "import tensorflow"`, then
-`echo x | zoo-translate --model EXPORT --profile_startup` (by default this checkout's
-`python -m recipes.translate`, which is what the console script runs). For each the wall time
-from spawn to exit is measured, for zoo-translate also to its first output line. `--warmup`
+both see the same machine load: `python -c "import tensorflow"` (which prints a line once the
+import is done), then `echo x | zoo-translate --model EXPORT --profile_startup` (by default this
+checkout's `python -m recipes.translate`, which is what the console script runs). For each the
+wall time from spawn to exit is measured, and to its first output line. `--warmup`
 runs of each come first and are not counted (the files then sit in the page cache).
 
 The JSON holds the median and every run of each command, `ratio` (median zoo-translate over
-median bare import: the goal is <= 1.15 and a median <= 5 s), the median of each phase of
+median bare import, spawn to exit: the goal is <= 1.15 and a median <= 5 s),
+`ratio_first_line_to_import` (zoo-translate's first line against the bare import's end: the
+same comparison without the exits, since the bare import's exit tears TensorFlow's modules
+down, seconds on a slow machine, and zoo-translate's does not), the median of each phase of
 `--profile_startup` (`zoo.startup`: interpreter, command line, import tensorflow, op libraries,
 tf.saved_model.load, first translation, ...), the modules zoo-translate imported, the CPU count
 and the load average before and after. Timings depend on the machine and its load: compare
@@ -51,12 +54,22 @@ flags.mark_flag_as_required("model")
 GOAL_SECONDS, GOAL_RATIO = 5.0, 1.15
 
 
+BARE_IMPORT = "import tensorflow; print('imported', flush=True)"
+
+
 def run_bare_import():
-    """Seconds from spawn to exit of `python -c "import tensorflow"`."""
+    """`{seconds, import_seconds}` of `python -c "import tensorflow"`: from spawn to exit, and to the line it
+    prints once the import is done (the exit adds the interpreter's teardown of TensorFlow's modules, which
+    zoo-translate skips: `zoo.startup.exit_without_teardown`)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import tensorflow"], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)  # fmt: skip
-    return time.perf_counter() - started
+    process = subprocess.Popen([sys.executable, "-c", BARE_IMPORT], cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # fmt: skip
+    process.stdout.readline()
+    import_seconds = time.perf_counter() - started
+    process.stdout.read()
+    if process.wait():
+        raise RuntimeError(f"{sys.executable} -c {BARE_IMPORT!r} exited with {process.returncode}")
+    return {"seconds": time.perf_counter() - started, "import_seconds": import_seconds}
 
 
 def run_translate(command, model, line):
@@ -97,19 +110,23 @@ def benchmark(command, model, runs, warmup, line):
     for _ in range(runs):
         bare.append(run_bare_import())
         translate.append(run_translate(command, model, line))
-    bare_median = statistics.median(bare)
+    bare_median = statistics.median(run["seconds"] for run in bare)
+    import_median = statistics.median(run["import_seconds"] for run in bare)
     translate_median = statistics.median(run["seconds"] for run in translate)
+    first_line_median = statistics.median(run["first_line_seconds"] for run in translate)
     ratio = translate_median / bare_median
     return {
         "benchmark": "startup",
         "model": os.path.abspath(model),
-        "commands": {"bare_import": f"{sys.executable} -c 'import tensorflow'",
+        "commands": {"bare_import": f"{sys.executable} -c {shlex.quote(BARE_IMPORT)}",
                      "zoo_translate": f"echo {shlex.quote(line)} | {shlex.join(command)} --model=MODEL --profile_startup"},
         "runs": runs, "warmup_runs": warmup,
-        "bare_import": {"median_seconds": round(bare_median, 4), "seconds": [round(s, 4) for s in bare]},
+        "bare_import": {"median_seconds": round(bare_median, 4), "seconds": [round(run["seconds"], 4) for run in bare],
+                        "median_import_seconds": round(import_median, 4),
+                        "import_seconds": [round(run["import_seconds"], 4) for run in bare]},
         "zoo_translate": {
             "median_seconds": round(translate_median, 4),
-            "median_first_line_seconds": round(statistics.median(run["first_line_seconds"] for run in translate), 4),
+            "median_first_line_seconds": round(first_line_median, 4),
             "seconds": [round(run["seconds"], 4) for run in translate],
             "first_line_seconds": [round(run["first_line_seconds"], 4) for run in translate],
             "median_phases": median_phases([run["profile"] for run in translate]),
@@ -119,6 +136,8 @@ def benchmark(command, model, runs, warmup, line):
             "output": translate[-1]["output"],
         },
         "ratio": round(ratio, 4),
+        # Without either process's exit: zoo-translate's first line against the bare import's end.
+        "ratio_first_line_to_import": round(first_line_median / import_median, 4),
         "goal": {"median_seconds_at_most": GOAL_SECONDS, "ratio_at_most": GOAL_RATIO,
                  "met": translate_median <= GOAL_SECONDS and ratio <= GOAL_RATIO},
         "machine": {**machine.describe(),

@@ -86,5 +86,9 @@ def test_the_startup_benchmark_times_both_commands_and_reads_the_profile(export_
     assert 0 < translate["first_line_seconds"][0] <= translate["seconds"][0]
     assert report["ratio"] == pytest.approx(translate["median_seconds"] / report["bare_import"]["median_seconds"],
                                             rel=1e-3)
+    bare = report["bare_import"]
+    assert 0 < bare["import_seconds"][0] <= bare["seconds"][0]
+    assert report["ratio_first_line_to_import"] == pytest.approx(
+        translate["median_first_line_seconds"] / bare["median_import_seconds"], rel=1e-3)
     assert {"import_tensorflow", "load_saved_model", "first_translation"} <= set(translate["median_phases"])
     assert report["machine"]["cpu_count"] and len(report["machine"]["load_average_before"]) == 3
