@@ -150,6 +150,8 @@ def benchmark(command, model, runs, warmup, line):
 
 def main(argv):
     del argv
+    if not os.path.isdir(FLAGS.model):  # before the bare imports: a wrong path costs no minute of them
+        raise app.UsageError(f"--model={FLAGS.model}: not a directory (an export, a model base path or a workdir)")
     command = shlex.split(FLAGS.zoo_translate) if FLAGS.zoo_translate else [sys.executable, "-m", "recipes.translate"]
     report = benchmark(command, FLAGS.model, FLAGS.runs, FLAGS.warmup, FLAGS.input)
     text = json.dumps(report, indent=2)

@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("serve.py", ["--soak", "--soak_minutes=0"], "--soak_minutes=0.0: expected a number of minutes > 0"),
     ("serve.py", ["--export_dir=no/such/dir"], "--export_dir=no/such/dir: not a directory"),
     ("serve.py", ["--soak", "--soak_clients=0"], "flag --soak_clients=0: 0 is not"),
+    ("startup.py", ["--model=no/such/dir"], "--model=no/such/dir: not a directory"),
 ])
 def test_benchmark_names_a_bad_flag(script, flags, message, tmp_path):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", script), *flags]
