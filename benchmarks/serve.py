@@ -181,8 +181,8 @@ def main(argv):
             with open(log_path, encoding="utf-8", errors="replace") as log:
                 report["server_log_tracebacks"] = log.read().count("Traceback")
     if FLAGS.soak:
-        report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(), "machine": machine.describe(),
-                  "load_average_1min_before": round(load_before, 2)}
+        report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(),
+                  "load_average_1min_before": round(load_before, 2), "machine": machine.describe()}
         os.makedirs(os.path.dirname(FLAGS.output), exist_ok=True)
         with open(FLAGS.output, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)

@@ -18,8 +18,9 @@ median bare import, spawn to exit: the goal is <= 1.15 and a median <= 5 s),
 same comparison without the exits, since the bare import's exit tears TensorFlow's modules
 down, seconds on a slow machine, and zoo-translate's does not), the median of each phase of
 `--profile_startup` (`zoo.startup`: interpreter, command line, import tensorflow, op libraries,
-tf.saved_model.load, first translation, ...), the modules zoo-translate imported, the CPU count
-and the load average before and after. Timings depend on the machine and its load: compare
+tf.saved_model.load, first translation, ...), the modules zoo-translate imported, and the
+machine (`zoo.machine.describe()`: CPU model and features, the load average after the runs)
+with the load average before them. Timings depend on the machine and its load: compare
 runs of one machine only.
 """
 
@@ -141,8 +142,7 @@ def benchmark(command, model, runs, warmup, line):
         "goal": {"median_seconds_at_most": GOAL_SECONDS, "ratio_at_most": GOAL_RATIO,
                  "met": translate_median <= GOAL_SECONDS and ratio <= GOAL_RATIO},
         "machine": {**machine.describe(),
-                    "load_average_before": [round(x, 2) for x in load_before],
-                    "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                    "load_average_before": [round(x, 2) for x in load_before],  # describe()'s is after
                     "python": platform.python_version(), "tensorflow": importlib.metadata.version("tensorflow"),
                     "platform": platform.platform()},
     }
