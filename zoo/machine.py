@@ -3,7 +3,7 @@
 Speed figures mean little without the processor behind them: the same 2 cores train the
 reference model at 2k tokens/s on an AVX2-only CPU and at 11k on one with native bfloat16
 matrix units. `describe()` names the CPU, its matrix-related instruction sets and the load,
-so that every JSON under `benchmarks/results/` says which kind of machine gave it.
+so that the benchmarks' JSON and a run's `results.json` say which kind of machine gave them.
 """
 
 import os
