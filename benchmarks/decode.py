@@ -24,6 +24,13 @@ With `--bleu` every row (but eager ones) also holds the sacreBLEU and chrF of it
 translations of the timed sentences against `--tsv`'s references (`--sentences 0`: all of
 them), so that each setting's speed and its translation quality come from the same run.
 
+With `--profile` each graph or xla row's batches run once more, untimed, under TensorFlow's
+profiler: its `profile` gives the ops' time per batch in core-milliseconds (a core busy for
+one millisecond), by op type, and the matrix products' part (`benchmarks/step_profile.py`);
+the summary's beam 5 rows add `products` and `ops`, beam 5's products' and all ops' time over
+greedy's. Where the products alone cost beam 5 more than 2.5 times greedy's, no saving
+outside them brings beam 5 to 2.5x.
+
 With `--shortlist K:FREQUENT,...` (and `--workdir`) every search is also timed with each
 vocabulary selection table (`zoo.decoding.Shortlist`), learned from `--shortlist_tsv` (the
 training pairs) with the workdir's tokenizers; its rows say `shortlist`, the mean number of
@@ -44,6 +51,7 @@ import json
 import os
 import resource
 import sys
+import tempfile
 import threading
 import time
 
@@ -90,6 +98,10 @@ flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (ea
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
 flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
                   "--shortlist_tsv), e.g. 20:1000,50:2000")
+flags.DEFINE_bool("profile", False, "after each graph or xla row is timed, its batches once more under TensorFlow's "
+                  "profiler: the row's `profile` (op time per batch by op type, the matrix products' share; "
+                  "step_profile.py) and, in the summary, beam 5's products' time over greedy's")
+flags.DEFINE_string("profile_dir", None, "where the profiler's traces go (default: a temporary folder)")
 flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) the --shortlist tables are learned from")
 
 
@@ -233,6 +245,20 @@ def time_search(run, batches, scorer=None, every_shape=False):
     }
 
 
+def profile_search(run, batches):
+    """`run` over `batches` once under TensorFlow's profiler (after `time_search`: traced already):
+    the products' and all ops' core-milliseconds per batch, and `per_batch`: `step_profile.summarize` of its
+    trace with a batch as its step."""
+    import step_profile
+
+    log_dir = tempfile.mkdtemp(prefix="decode_profile_", dir=FLAGS.profile_dir)
+    trace, seconds = step_profile.profiled(lambda: [run(b).ids.numpy() for b in batches], log_dir)
+    profile = step_profile.summarize(trace, len(batches), seconds, os.cpu_count() or 1)
+    products = round(sum(profile["product_ms_per_step"].values()), 2)
+    return {"product_core_ms_per_batch": products, "op_core_ms_per_batch": profile["core_ms_per_step"]["ops"],
+            "per_batch": profile}
+
+
 def add_ratios(results):
     """Each row's cost against greedy's (same mode, batch size and shortlist) and its speed-up over the
     full vocabulary; the summary: batch-64 beam 5 over greedy, and each shortlist's batch-64 speed-ups."""
@@ -254,6 +280,13 @@ def add_ratios(results):
                                                             "sentences_per_second": r["sentences_per_second"]}
         for r in results if r["search"].startswith("beam5") and r["batch_size"] == 64 and r["shortlist"] == "none"
     }
+    for r in results:  # with --profile: how much of beam 5's cost its matrix products alone account for
+        key = f"{r['search']}_over_greedy_batch64_{r['mode']}"
+        if key in summary and "profile" in r:
+            greedy = same(r, search="greedy")["profile"]
+            summary[key]["products"] = round(r["profile"]["product_core_ms_per_batch"]
+                                             / greedy["product_core_ms_per_batch"], 2)
+            summary[key]["ops"] = round(r["profile"]["op_core_ms_per_batch"] / greedy["op_core_ms_per_batch"], 2)
     for r in results:
         if r["batch_size"] == 64 and r["shortlist"] != "none":
             speedup = {"wall": r["speedup_vs_full"], "cpu": r["cpu_speedup_vs_full"]}
@@ -341,6 +374,8 @@ def main(argv):
                     row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
                     results.append({**row, "search": name,
                                     **time_search(run, batches, score, every_shape=mode == "xla")})
+                    if FLAGS.profile and mode != "eager":
+                        results[-1]["profile"] = profile_search(run, batches)
                     print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)

@@ -46,19 +46,25 @@ def region(name):
 
 def profiled_fit(model, dataset, steps, log_dir):
     """`model.fit(dataset)` (`steps` batches) under the profiler; `summarize` of its trace."""
+    trace, seconds = profiled(lambda: model.fit(dataset, verbose=0), log_dir)
+    return summarize(trace, steps, seconds, os.cpu_count() or 1)
+
+
+def profiled(call, log_dir):
+    """Runs `call()` under TensorFlow's profiler: `(path of the .xplane.pb trace it wrote, seconds)`."""
     import tensorflow as tf
 
     tf.profiler.experimental.start(log_dir)
     started = time.perf_counter()
     try:
-        model.fit(dataset, verbose=0)
+        call()
     finally:
         seconds = time.perf_counter() - started
         tf.profiler.experimental.stop()
     traces = sorted(glob.glob(os.path.join(log_dir, "plugins", "profile", "*", "*.xplane.pb")), key=os.path.getmtime)
     if not traces:
         raise RuntimeError(f"the profiler wrote no trace under {log_dir}")
-    return summarize(traces[-1], steps, seconds, os.cpu_count() or 1)
+    return traces[-1], seconds
 
 
 def summarize(trace_path, steps, seconds, cores, top=15):
