@@ -30,5 +30,9 @@ def test_export_reproduces_the_keras_decoding(case, tmp_path):
                               length_penalty=LENGTH_PENALTY, max_source_length=MAX_SOURCE_LENGTH)
     loaded = tf.saved_model.load(path)
     parts = (model, source_tokenizer, target_tokenizer)
-    expected = assert_export_matches_keras(loaded, parts, TEST_SOURCES, 2e-2 if dtype == "mixed_bfloat16" else 1e-5)
+    # bfloat16: 2e-2, plus 2^-6 nats a token (a rounding of 2^-8 relative on logits of magnitude up to 4): on a
+    # CPU with native bfloat16 products the export's fused kernels round other sums than the Keras model's do.
+    bfloat16 = dtype == "mixed_bfloat16"
+    expected = assert_export_matches_keras(loaded, parts, TEST_SOURCES, 2e-2 if bfloat16 else 1e-5,
+                                           per_token=2.0**-6 if bfloat16 else 0.0)
     assert len(set(expected)) >= 3, f"the {case} test model should translate differently: {expected}"
