@@ -4,7 +4,8 @@
 `tf.profiler.experimental` and returns `summarize(...)` of the trace it wrote (the trace
 stays in `log_dir` for TensorBoard's profile plugin). Used by `benchmarks/train.py
 --profile_steps N`, after the timed steps, so that the profiler's own cost stays out of
-the timing.
+the timing; `benchmarks/decode.py --profile` runs its searches under `profiled(call, log_dir)`
+the same way, a batch counting as a step.
 
 The trace holds one event per op the executor ran, on the threads of TensorFlow's
 inter-op pool (`tf_Compute`), inside the executor's `ExecutorState::Process` events. Per
