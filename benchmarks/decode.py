@@ -98,11 +98,11 @@ flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (ea
 flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
 flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
                   "--shortlist_tsv), e.g. 20:1000,50:2000")
+flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) the --shortlist tables are learned from")
 flags.DEFINE_bool("profile", False, "after each graph or xla row is timed, its batches once more under TensorFlow's "
                   "profiler: the row's `profile` (op time per batch by op type, the matrix products' share; "
                   "step_profile.py) and, in the summary, beam 5's products' time over greedy's")
 flags.DEFINE_string("profile_dir", None, "where the profiler's traces go (default: a temporary folder)")
-flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) the --shortlist tables are learned from")
 
 
 class PeakMemory:
