@@ -325,6 +325,8 @@ def main(argv):
     unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)
     if unknown:
         raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
+    if FLAGS.profile and FLAGS.profile_dir:  # made now: a path that cannot be made fails before the timed runs
+        os.makedirs(FLAGS.profile_dir, exist_ok=True)
     import numpy as np
     import tensorflow as tf
 
