@@ -111,14 +111,14 @@ class LuongSeq2Seq(Seq2Seq):
             state.append(ops.zeros((ops.shape(outputs)[0], self.decoder_units), dtype=outputs.dtype))
         return memory, tuple(state)
 
-    def add_loop_kernels(self, kernels):
+    def add_loop_kernels(self, kernels, extra_kernel=None):
         kernels.add("attentional", self.attentional.kernel, probe=True)  # W_c of tanh(W_c [c_t; s_t])
         cell = self.cells[0]
         if not cell.additive:
             return []
         kernels.add("recurrent", cell.recurrent_kernel)
         if self.input_feeding:
-            kernels.add("feed", cell.extra_kernel)
+            kernels.add("feed", cell.extra_kernel if extra_kernel is None else extra_kernel)
         return ["recurrent", "feed"] if self.input_feeding else ["recurrent"]
 
     def add_loop_memory(self, kernels, memory):

@@ -70,6 +70,19 @@ class _GatedCell(keras.layers.Layer):
         kernel-sized copy at every training step."""
         return self.kernel if not self.extra_dim else self.kernel[: self.projected_dim]
 
+    def kernel_parts(self):
+        """`(input_kernel, extra_kernel)` from one split of `kernel` (`extra_kernel` None without extra inputs).
+
+        For a training step that reads both: the gradients of two slices would each be a
+        kernel-sized tensor of zeros around its part, and their sum a third; a split's is one
+        concatenation of the two parts."""
+        if not self.built:
+            self.build()
+        if not self.extra_dim:
+            return self.kernel, None
+        input_kernel, extra_kernel = ops.split(ops.convert_to_tensor(self.kernel), [self.projected_dim], axis=0)
+        return input_kernel, extra_kernel
+
     @property
     def extra_kernel(self):
         """`(extra_dim, G*U)`: the rows of `kernel` for the inputs known only in the loop."""

@@ -122,13 +122,15 @@ class Seq2Seq(keras.Model):
     def recur(self, gates, state, memory, training=None, kernels=None):
         raise NotImplementedError
 
-    def add_loop_kernels(self, kernels):
+    def add_loop_kernels(self, kernels, extra_kernel=None):
         """Adds to `kernels` (a `LoopKernels`) kernels whose gradients are taken after the loop.
 
         Returns the names of those whose products `recur` adds to `gates` unchanged (it
         reads them with `kernels.use(name, step_inputs)`); others are added with
         `probe=True` (`recur` computes them with `kernels.product(name, step_inputs)`).
         `recur` gets `kernels` if any were added. By default none: `recur` reads its own weights.
+        `extra_kernel`: None, or the `decoder_input_cell`'s `extra_kernel` as teacher forcing
+        split it from the cell's kernel (`kernel_parts`), to be added in its place.
         """
         return []
 
@@ -199,10 +201,12 @@ class Seq2Seq(keras.Model):
         memory, state = self.encode(source_ids, training=training)
         target_in_ids = ops.cast(target_in_ids, "int32")
         embedded = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)  # (B, T, E)
-        gates = self.decoder_input_cell.project_inputs(embedded)  # (B, T, G): hoisted out of the loop
+        cell = self.decoder_input_cell
+        input_kernel, extra_kernel = cell.kernel_parts()  # one split: its gradient is one concatenation
+        gates = cell.project_inputs(embedded, kernel=ops.cast(input_kernel, self.compute_dtype))  # (B, T, G)
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
         kernels = LoopKernels(self.compute_dtype)
-        routed = self.add_loop_kernels(kernels)
+        routed = self.add_loop_kernels(kernels, extra_kernel)
         memory = self.add_loop_memory(kernels, memory)
         gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
         probes = kernels.probes((*ops.shape(gates)[:2], 1))  # {name: (T, B, 1, G)}
