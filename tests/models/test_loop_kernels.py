@@ -29,7 +29,8 @@ def _loss_and_gradients(model, deferred, monkeypatch):
         ("luong_general", {"input_feeding": False, "decoder_layers": 2}),
         ("luong_dot", {"encoder_cell": "gru", "decoder_units": 16}),
         ("luong_general", {"decoder_cell": "gru"}),
-        ("bahdanau", {}),
+        ("bahdanau", {}),  # the context's and the recurrent kernels
+        ("bahdanau", {"decoder_cell": "gru"}),  # the context's kernel only
         ("reduced_rank", {}),  # keys of a projected query
         ("luong_concat", {}),  # not a dot-product score: only the values' gradient after the loop
     ],

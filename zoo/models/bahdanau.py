@@ -55,10 +55,20 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         memory = {"values": outputs, "keys": self.attention.precompute(outputs), "mask": mask}
         return memory, self.cell.initial_state(self.bridge(final_backward))
 
+    def add_loop_kernels(self, kernels, extra_kernel=None):
+        # The context's kernel, and an LSTM's recurrent one: their products are added to the gates unchanged.
+        kernels.add("extra", self.cell.extra_kernel if extra_kernel is None else extra_kernel)
+        if not self.cell.additive:
+            return ["extra"]
+        kernels.add("recurrent", self.cell.recurrent_kernel)
+        return ["extra", "recurrent"]
+
     def recur(self, gates, state, memory, training=None, kernels=None):
         previous = state[0]  # s_{i-1} (B, K, D)
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
-        output, state = self.cell.step(gates + self.cell.project_extra(context), state)
+        extra = self.cell.project_extra(context, kernel=kernels and kernels.use("extra", context))
+        recurrent = kernels and kernels.use("recurrent", previous)
+        output, state = self.cell.step(gates + extra, state, recurrent_kernel=recurrent)
         return ops.concatenate([output, context], axis=-1), weights, state  # features [s_i; c_i]
 
     def get_config(self):
