@@ -114,12 +114,14 @@ class LuongSeq2Seq(Seq2Seq):
     def add_loop_kernels(self, kernels, extra_kernel=None):
         kernels.add("attentional", self.attentional.kernel, probe=True)  # W_c of tanh(W_c [c_t; s_t])
         cell = self.cells[0]
-        if not cell.additive:
-            return []
-        kernels.add("recurrent", cell.recurrent_kernel)
-        if self.input_feeding:
+        routed = []  # kernels whose products are added to the gates unchanged
+        if cell.additive:  # an LSTM's recurrent kernel (not a GRU's: its candidate multiplies it by the reset gate)
+            kernels.add("recurrent", cell.recurrent_kernel)
+            routed.append("recurrent")
+        if self.input_feeding:  # h~_{t-1}'s kernel, for either cell
             kernels.add("feed", cell.extra_kernel if extra_kernel is None else extra_kernel)
-        return ["recurrent", "feed"] if self.input_feeding else ["recurrent"]
+            routed.append("feed")
+        return routed
 
     def add_loop_memory(self, kernels, memory):
         # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop; with a
