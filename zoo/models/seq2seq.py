@@ -17,10 +17,9 @@ from zoo.models.time_loop import scan
 class RestrictedOutput(NamedTuple):
     """The vocabulary projection restricted to M target ids, for one batch (`Seq2Seq.restrict_output`).
 
-    Fields:
-        kernel: `(D_out, M)` in the compute dtype and bias: float32 `(M,)`: the projection's columns of the
-            M ids (the bias is added to the product cast to float32: one pass over the logits fewer).
-        allowed: bool `(B, M)`: the ids each sentence may produce, or None for all of them.
+    Fields: `kernel` `(D_out, M)` in the compute dtype and `bias` float32 `(M,)`: the projection's columns of
+    the M ids (the bias is added to the product cast to float32: one pass over the logits fewer); `allowed`
+    bool `(B, M)`: the ids each sentence may produce, or None for all of them.
     """
 
     kernel: Any
@@ -129,8 +128,7 @@ class Seq2Seq(keras.Model):
         reads them with `kernels.use(name, step_inputs)`); others are added with
         `probe=True` (`recur` computes them with `kernels.product(name, step_inputs)`).
         `recur` gets `kernels` if any were added. By default none: `recur` reads its own weights.
-        `extra_kernel`: None, or the `decoder_input_cell`'s `extra_kernel` as teacher forcing
-        split it from the cell's kernel (`kernel_parts`), to be added in its place.
+        `extra_kernel`: None, or the `decoder_input_cell`'s `kernel_parts()[1]`, to add in its place.
         """
         return []
 
@@ -199,11 +197,9 @@ class Seq2Seq(keras.Model):
         """
         source_ids, target_in_ids = inputs
         memory, state = self.encode(source_ids, training=training)
-        target_in_ids = ops.cast(target_in_ids, "int32")
-        embedded = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)  # (B, T, E)
-        cell = self.decoder_input_cell
-        input_kernel, extra_kernel = cell.kernel_parts()  # one split: its gradient is one concatenation
-        gates = cell.project_inputs(embedded, kernel=ops.cast(input_kernel, self.compute_dtype))  # (B, T, G)
+        embedded = self.embedding_dropout(self.target_embedding(ops.cast(target_in_ids, "int32")), training=training)
+        input_kernel, extra_kernel = self.decoder_input_cell.kernel_parts()  # one split: one concatenation back
+        gates = self.decoder_input_cell.project_inputs(embedded, ops.cast(input_kernel, self.compute_dtype))  # (B,T,G)
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
         kernels = LoopKernels(self.compute_dtype)
         routed = self.add_loop_kernels(kernels, extra_kernel)
