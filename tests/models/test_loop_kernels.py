@@ -72,3 +72,24 @@ def test_the_same_gradients_in_a_graph_of_unknown_lengths(preset):
     graph = tf.function(gradients, input_signature=[spec, spec])(SOURCE, TARGET_IN)
     for variable, a, b in zip(model.trainable_variables, graph, gradients(SOURCE, TARGET_IN)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=variable.path)
+
+
+def test_a_subclass_hook_without_extra_kernel_still_gets_the_same_gradients(monkeypatch):
+    from zoo.models.luong import LuongSeq2Seq
+
+    class OldHook(LuongSeq2Seq):  # add_loop_kernels as written before it took `extra_kernel`
+        def add_loop_kernels(self, kernels):
+            return super().add_loop_kernels(kernels)
+
+    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2)
+    keras.utils.set_random_seed(0)
+    model = zoo.models.build("luong_general", 50, 60, **sizes)
+    keras.utils.set_random_seed(0)
+    old = OldHook(**{**model.get_config(), "name": "old_hook"})
+    old.build()
+    old.set_weights(model.get_weights())
+    loss, gradients = _loss_and_gradients(model, True, monkeypatch)
+    old_loss, old_gradients = _loss_and_gradients(old, True, monkeypatch)
+    assert old_loss == pytest.approx(loss, rel=1e-6)
+    for variable, a, b in zip(model.trainable_variables, gradients, old_gradients):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7, err_msg=variable.path)

@@ -6,6 +6,16 @@ from keras import ops
 from zoo.layers.linear import KernelPair, linear
 
 
+def add_decoder_kernels(model, kernels, extra_kernel):
+    """`model.add_loop_kernels(kernels, extra_kernel)`, or `(kernels)` alone for a hook that takes no `extra_kernel`
+    (a subclass written before it existed: its cell's extra rows then come from the cell's own property)."""
+    import inspect
+
+    if "extra_kernel" in inspect.signature(model.add_loop_kernels).parameters:
+        return model.add_loop_kernels(kernels, extra_kernel)
+    return model.add_loop_kernels(kernels)
+
+
 class LoopKernels:
     """The loop-invariant kernels a time loop multiplies by, cast once, with their gradients taken outside it.
 
