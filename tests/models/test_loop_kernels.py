@@ -57,7 +57,7 @@ def test_a_kernel_without_its_step_inputs_fails_clearly():
         tape.gradient(loss, kernel)
 
 
-@pytest.mark.parametrize("preset", ["luong_dot", "reduced_rank", "luong_concat"])
+@pytest.mark.parametrize("preset", ["luong_dot", "reduced_rank", "luong_concat", "bahdanau"])
 def test_the_same_gradients_in_a_graph_of_unknown_lengths(preset):
     keras.utils.set_random_seed(0)
     model = zoo.models.build(preset, 50, 60, embedding_dim=16, encoder_units=8, decoder_units=16, encoder_layers=1)

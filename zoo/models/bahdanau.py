@@ -63,9 +63,16 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         kernels.add("recurrent", self.cell.recurrent_kernel)
         return ["extra", "recurrent"]
 
+    def add_loop_memory(self, kernels, memory):
+        # c_i = a_i H: the values' gradient, sum_i a_i^T dc_i, is one batched product after the loop
+        # instead of a (B, S, D) product and sum at every step (the keys' is not: the score is additive).
+        return dict(memory, values=kernels.add("values", memory["values"], probe=True, per_example="left"))
+
     def recur(self, gates, state, memory, training=None, kernels=None):
         previous = state[0]  # s_{i-1} (B, K, D)
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
+        if kernels is not None and "values" in kernels.names:
+            context = kernels.probed("values", context, weights)  # recording a_i
         extra = self.cell.project_extra(context, kernel=kernels and kernels.use("extra", context))
         recurrent = kernels and kernels.use("recurrent", previous)
         output, state = self.cell.step(gates + extra, state, recurrent_kernel=recurrent)
