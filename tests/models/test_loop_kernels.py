@@ -1,4 +1,7 @@
-"""Kernel gradients taken after the time loop (`LoopKernels`) equal those taken inside it."""
+"""Kernel gradients taken after the time loop (`LoopKernels`) equal those taken inside it.
+
+The deferral runs in training (`training=True`); the models here have no dropout, so a
+training call computes the same function as an inference call."""
 
 import keras
 import numpy as np
@@ -12,12 +15,12 @@ SOURCE = np.array([[5, 6, 7, 8, 0, 0], [9, 10, 11, 12, 13, 14]], dtype="int32")
 TARGET_IN = np.array([[1, 5, 6, 0, 0], [1, 7, 8, 9, 10]], dtype="int32")
 
 
-def _loss_and_gradients(model, deferred, monkeypatch):
+def _loss_and_gradients(model, deferred, monkeypatch, training=True):
     monkeypatch.setattr(LoopKernels, "enabled", deferred)
     weights = tf.random.stateless_uniform((2, 5, model.target_vocab_size), (1, 2))
     mask = tf.cast(TARGET_IN != 0, "float32")[..., None]
     with tf.GradientTape() as tape:
-        log_probs = tf.nn.log_softmax(model((SOURCE, TARGET_IN), training=False))
+        log_probs = tf.nn.log_softmax(model((SOURCE, TARGET_IN), training=training))
         loss = tf.reduce_sum(log_probs * weights * mask)
     return float(loss), [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
 
@@ -37,7 +40,7 @@ def _loss_and_gradients(model, deferred, monkeypatch):
 )
 def test_gradients_after_the_loop_equal_the_gradients_inside_it(preset, overrides, monkeypatch):
     keras.utils.set_random_seed(0)
-    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2)
+    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2, dropout=0.0)
     model = zoo.models.build(preset, 50, 60, **dict(sizes, **overrides))
     deferred_loss, deferred = _loss_and_gradients(model, True, monkeypatch)
     inside_loss, inside = _loss_and_gradients(model, False, monkeypatch)
@@ -60,12 +63,13 @@ def test_a_kernel_without_its_step_inputs_fails_clearly():
 @pytest.mark.parametrize("preset", ["luong_dot", "reduced_rank", "luong_concat", "bahdanau"])
 def test_the_same_gradients_in_a_graph_of_unknown_lengths(preset):
     keras.utils.set_random_seed(0)
-    model = zoo.models.build(preset, 50, 60, embedding_dim=16, encoder_units=8, decoder_units=16, encoder_layers=1)
+    model = zoo.models.build(preset, 50, 60, embedding_dim=16, encoder_units=8, decoder_units=16, encoder_layers=1,
+                             dropout=0.0)
     weights = tf.random.stateless_uniform((2, 5, model.target_vocab_size), (1, 2))
 
     def gradients(source, target_in):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.nn.log_softmax(model((source, target_in), training=False)) * weights)
+            loss = tf.reduce_sum(tf.nn.log_softmax(model((source, target_in), training=True)) * weights)
         return [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
 
     spec = tf.TensorSpec([None, None], tf.int32)
@@ -81,7 +85,7 @@ def test_a_subclass_hook_without_extra_kernel_still_gets_the_same_gradients(monk
         def add_loop_kernels(self, kernels):
             return super().add_loop_kernels(kernels)
 
-    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2)
+    sizes = dict(embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2, dropout=0.0)
     keras.utils.set_random_seed(0)
     model = zoo.models.build("luong_general", 50, 60, **sizes)
     keras.utils.set_random_seed(0)
@@ -93,3 +97,26 @@ def test_a_subclass_hook_without_extra_kernel_still_gets_the_same_gradients(monk
     assert old_loss == pytest.approx(loss, rel=1e-6)
     for variable, a, b in zip(model.trainable_variables, gradients, old_gradients):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7, err_msg=variable.path)
+
+
+def _custom_gradient_ops(graph_def):
+    """The ops that `tf.custom_gradient` leaves in a graph (with its function library)."""
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    return [n.name for n in nodes if "_gradient_op_type" in n.attr]
+
+
+@pytest.mark.parametrize("preset", ["luong_general", "bahdanau"])
+def test_inference_defers_nothing_and_its_gradients_are_still_exact(preset, monkeypatch):
+    keras.utils.set_random_seed(0)
+    model = zoo.models.build(preset, 50, 60, embedding_dim=16, encoder_units=8, decoder_units=12, encoder_layers=2,
+                             dropout=0.0)
+    spec = tf.TensorSpec([None, None], tf.int32)
+    graphs = {training: tf.function(lambda s, t, training=training: model((s, t), training=training))
+              .get_concrete_function(spec, spec).graph.as_graph_def() for training in (True, False)}
+    assert _custom_gradient_ops(graphs[True])  # training: the kernels' gradients after the loop
+    assert not _custom_gradient_ops(graphs[False])  # inference: no deferral, nothing to load or run for it
+    training_loss, deferred = _loss_and_gradients(model, True, monkeypatch, training=True)
+    inference_loss, inside = _loss_and_gradients(model, True, monkeypatch, training=False)
+    assert inference_loss == pytest.approx(training_loss, rel=1e-6)
+    for variable, a, b in zip(model.trainable_variables, deferred, inside):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=variable.path)

@@ -5,7 +5,7 @@ from keras import ops
 
 from zoo.models.keras_recurrent import keras_bidirectional_layer
 from zoo.models.listed_layers import with_listed_layers
-from zoo.models.loop_kernels import LoopKernels
+from zoo.models.loop_kernels import LoopKernels, defers
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
 
@@ -25,7 +25,7 @@ class BidirectionalEncoder(keras.layers.Layer):
 
     With `implementation="zoo"` both directions run in one time loop of the zoo's own
     cells, the input projections of the whole sequence are computed before it as one
-    matrix product per direction, and the recurrent kernels' gradients are taken after it
+    matrix product per direction, and the recurrent kernels' gradients are taken after it in training
     (`LoopKernels`); the whole step compiles with XLA. With `implementation="keras"` each
     layer is Keras' own `Bidirectional(LSTM/GRU)`, which runs cuDNN's kernels on a GPU
     (the pipeline pads on the right, as cuDNN needs) but no longer compiles with XLA. Both
@@ -93,12 +93,12 @@ class BidirectionalEncoder(keras.layers.Layer):
     def compute_mask(self, embedded, mask=None):
         return None
 
-    def _bidirectional_layer(self, inputs, mask, forward_cell, backward_cell):
+    def _bidirectional_layer(self, inputs, mask, forward_cell, backward_cell, training=None):
         units = self.units
         time_mask = ops.cast(ops.transpose(mask)[:, :, None], inputs.dtype)  # (S, B, 1)
         forward_gates = ops.transpose(forward_cell.project_inputs(inputs), (1, 0, 2))  # (S, B, G)
         backward_gates = ops.flip(ops.transpose(backward_cell.project_inputs(inputs), (1, 0, 2)), 0)
-        kernels = LoopKernels(self.compute_dtype)
+        kernels = LoopKernels(self.compute_dtype, deferred=defers(training))
         if forward_cell.additive:  # an LSTM's recurrent kernels get their gradients after the loop
             for name, cell in (("forward", forward_cell), ("backward", backward_cell)):
                 kernels.add(name, cell.recurrent_kernel)
@@ -139,7 +139,7 @@ class BidirectionalEncoder(keras.layers.Layer):
                 outputs, final_forward, final_backward = self._keras_layer(outputs, mask, self.keras_layers[i])
                 continue
             outputs, final_forward, final_backward = self._bidirectional_layer(
-                outputs, mask, self.forward_cells[i], self.backward_cells[i]
+                outputs, mask, self.forward_cells[i], self.backward_cells[i], training=training
             )
         return outputs, final_forward, final_backward
 

@@ -16,6 +16,22 @@ def add_decoder_kernels(model, kernels, extra_kernel):
     return model.add_loop_kernels(kernels)
 
 
+def defers(training):
+    """Whether a time loop run with Keras' `training` flag takes its kernels' gradients after the loop.
+
+    In training (True, or a flag only known when the graph runs) yes; in inference (None or
+    False: evaluation, decoding, an export's signatures) no, where the deferral's custom
+    gradients and recorded step inputs would only cost loading time and ops. A gradient taken
+    there anyway is still exact: it is taken inside the loop.
+    """
+    if training is None:
+        return False
+    try:
+        return bool(training)
+    except (TypeError, ValueError):  # a symbolic tensor
+        return True
+
+
 class LoopKernels:
     """The loop-invariant kernels a time loop multiplies by, cast once, with their gradients taken outside it.
 
@@ -45,7 +61,7 @@ class LoopKernels:
     enabled = True  # False: every kernel is cast once and differentiated inside the loop (a reference)
 
     def __init__(self, dtype, deferred=True):
-        """`dtype`: the compute dtype; `deferred=False`: only cast once (a decoding loop, no gradients)."""
+        """`dtype`: the compute dtype; `deferred=False`: only cast once (inference: see `defers`)."""
         self.dtype = dtype
         self.deferred = deferred and self.enabled and keras.backend.backend() == "tensorflow"
         self._sources = {}  # name -> the kernel as the model holds it (what the gradient is for)

@@ -10,7 +10,7 @@ from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.listed_layers import with_listed_layers
-from zoo.models.loop_kernels import LoopKernels, add_decoder_kernels
+from zoo.models.loop_kernels import LoopKernels, add_decoder_kernels, defers
 from zoo.models.time_loop import scan
 
 
@@ -201,7 +201,7 @@ class Seq2Seq(keras.Model):
         input_kernel, extra_kernel = self.decoder_input_cell.kernel_parts()  # one split: one concatenation back
         gates = self.decoder_input_cell.project_inputs(embedded, ops.cast(input_kernel, self.compute_dtype))  # (B,T,G)
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
-        kernels = LoopKernels(self.compute_dtype)
+        kernels = LoopKernels(self.compute_dtype, deferred=defers(training))
         routed = add_decoder_kernels(self, kernels, extra_kernel)
         memory = self.add_loop_memory(kernels, memory)
         gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
