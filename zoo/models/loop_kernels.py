@@ -24,10 +24,8 @@ def defers(training):
     gradients and recorded step inputs would only cost loading time and ops. A gradient taken
     there anyway is still exact: it is taken inside the loop.
     """
-    if training is None:
-        return False
     try:
-        return bool(training)
+        return bool(training)  # None: inference, as False
     except (TypeError, ValueError):  # a symbolic tensor
         return True
 
