@@ -61,6 +61,22 @@ def compile_steps(layer, jit_compile):
     raise SystemExit(f"benchmarks/attention.py: backend {backend!r} is not supported (tensorflow, jax)")
 
 
+def compute_device():
+    """Where the backend runs the steps: the first device's kind (a GPU's name, or cpu)."""
+    if keras.backend.backend() == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        return {"platform": device.platform, "kind": getattr(device, "device_kind", str(device))}
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return {"platform": "cpu", "kind": "cpu"}
+    details = tf.config.experimental.get_device_details(gpus[0])
+    return {"platform": "gpu", "kind": details.get("device_name", gpus[0].name)}
+
+
 def median_ms(calls, sync, repeats, warmup):
     """Median milliseconds of each `(fn, args)` in `calls`, timed in interleaved rounds so
     that a change of machine load mid-run affects all of them alike."""
@@ -100,7 +116,12 @@ def main():
     parser.add_argument("--repeats", type=_at_least(1), default=200, help="timed steps per measurement")
     parser.add_argument("--warmup", type=_at_least(0), default=20, help="untimed steps (tracing, caches)")
     parser.add_argument("--jit_compile", action="store_true", help="XLA-compile the TF steps")
+    parser.add_argument(
+        "--dtype_policy", choices=("float32", "mixed_float16", "mixed_bfloat16"), default="float32",
+        help="Keras dtype policy of the layers (inputs stay float32; the layers cast them)",
+    )
     args = parser.parse_args()
+    keras.config.set_dtype_policy(args.dtype_policy)
 
     rng = np.random.default_rng(0)
     query = rng.normal(size=(args.batch, args.dim)).astype("float32")  # (B, D): one step
@@ -139,6 +160,8 @@ def main():
             "tf.function(jit_compile=True)" if args.jit_compile else "tf.function"
         ),
         "machine": machine.describe(),
+        "device": compute_device(),
+        "dtype_policy": args.dtype_policy,
         "shapes": {
             "batch": args.batch, "source_length": args.source_length, "dim": args.dim,
             "units": args.units, "rank": args.rank, "query": [args.batch, args.dim],

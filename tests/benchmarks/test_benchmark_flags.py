@@ -20,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("dates_presets.py", ["--presets=bahdanau,nosuch"], "--presets: unknown preset(s) ['nosuch']"),
     ("dates_presets.py", ["--train_steps=0"], "flag --train_steps=0: 0 is not"),
     ("attention.py", ["--batch=0"], "argument --batch: expected an integer >= 1, got '0'"),
+    ("attention.py", ["--dtype_policy=float64"], "argument --dtype_policy: invalid choice: 'float64'"),
     ("serve.py", ["--concurrency=4,0"], "--concurrency=4,0: expected integers >= 1"),
     ("serve.py", ["--soak", "--soak_minutes=0"], "--soak_minutes=0.0: expected a number of minutes > 0"),
     ("serve.py", ["--export_dir=no/such/dir"], "--export_dir=no/such/dir: not a directory"),
