@@ -89,6 +89,7 @@ def read_export_settings(export_dir):
 # -- Op libraries: the custom ops an export's graph runs besides TensorFlow's own ------------
 
 OP_LIBRARIES = "op_libraries"  # the zoo_export.json field listing them ([] for core TF ops only)
+OP_LIBRARY_FILES = "op_library_files"  # and the one naming the files of each whose ops the graph runs
 # What installs each one (`{tf}`: TensorFlow's release series, which tensorflow-text must match).
 _OP_LIBRARY_PACKAGES = {"tensorflow_text": "tensorflow-text~={tf}"}
 _KERNELS_DIR = ("python", "ops")  # where in the package its kernels (shared objects) lie
@@ -105,7 +106,7 @@ def op_library_install_hint(library, tf_version):
     return f"pip install '{package.format(tf=series)}'"
 
 
-def load_op_libraries(tf, libraries):
+def load_op_libraries(tf, libraries, files=None):
     """Registers the ops of each named library with TensorFlow, before loading an export that runs them.
 
     The kernels are loaded from the package's shared objects with `tf.load_op_library` (what
@@ -115,20 +116,20 @@ def load_op_libraries(tf, libraries):
     Args:
       tf: the `tensorflow` module (this module imports no TensorFlow).
       libraries: Python module names, as `zoo_export.json` lists them.
+      files: None, or `{library: [file names]}` (`zoo_export.json`'s `op_library_files`): only
+        those of the library's shared objects are loaded (a SentencePiece export needs one of
+        tensorflow_text's 22); a library it does not list, or whose listed files are not all
+        there (another release), has all of its own loaded.
 
     Raises:
       MissingOpLibraryError: one line naming the library and the package to install.
     """
     for library in libraries:
         try:
-            spec = importlib.util.find_spec(library)
-            if spec is None:
-                raise ImportError(f"No module named {library!r}")
-            kernels = sorted(
-                path
-                for location in spec.submodule_search_locations or ()
-                for path in glob.glob(os.path.join(location, *_KERNELS_DIR, "*.so"))
-            )
+            kernels = _kernel_paths(library)
+            wanted = set((files or {}).get(library) or ())
+            if wanted and wanted <= {os.path.basename(path) for path in kernels}:
+                kernels = [path for path in kernels if os.path.basename(path) in wanted]
             for path in kernels:
                 tf.load_op_library(path)
             if not kernels:
@@ -139,3 +140,34 @@ def load_op_libraries(tf, libraries):
                 f"this export runs ops of {library}, which do not load ({reason}); install them with: "
                 f"{op_library_install_hint(library, tf.__version__)}"
             ) from None
+
+
+def op_library_files(tf, libraries, op_names):
+    """`{library: [file names]}`: the shared objects of each library that define any of `op_names`
+    (the op types of an export's graph), for `load_op_libraries(..., files=)`.
+
+    A library none of whose files defines one of them is left out (then all of its files load).
+    """
+    found = {}
+    for library in libraries:
+        names = []
+        for path in _kernel_paths(library):
+            module = tf.load_op_library(path)  # already loaded where the export is written: no cost
+            # The module's op wrappers are named like the ops (`SentencepieceOp`); skip its imports (`Any`).
+            if any(getattr(getattr(module, op, None), "__module__", None) == module.__name__ for op in op_names):
+                names.append(os.path.basename(path))
+        if names:
+            found[library] = names
+    return found
+
+
+def _kernel_paths(library):
+    """The sorted paths of the shared objects in `<library>/python/ops`; ImportError if it is not installed."""
+    spec = importlib.util.find_spec(library)
+    if spec is None:
+        raise ImportError(f"No module named {library!r}")
+    return sorted(
+        path
+        for location in spec.submodule_search_locations or ()
+        for path in glob.glob(os.path.join(location, *_KERNELS_DIR, "*.so"))
+    )

@@ -1,5 +1,5 @@
-"""SentencePiece exports: the Keras model's outputs, the op libraries they record, their model
-files in the assets, loading with TensorFlow and TensorFlow Text's kernels only, and one clear
+"""SentencePiece exports: the Keras model's outputs, the op libraries (and their files) they
+record, their model files in the assets, loading with TensorFlow and TensorFlow Text's kernels only, and one clear
 line where TensorFlow Text is missing (zoo-translate, zoo-eval, zoo-serve)."""
 
 import logging
@@ -58,7 +58,10 @@ def test_export_reproduces_keras_greedy_and_beam_search(sp_loaded, sp_parts):
 
 def test_export_records_tensorflow_text_and_carries_the_models(sp_export, sp_parts, export_path):
     _, source_tokenizer, target_tokenizer = sp_parts
-    assert constants.read_export_settings(sp_export)[constants.OP_LIBRARIES] == ["tensorflow_text"]
+    settings = constants.read_export_settings(sp_export)
+    assert settings[constants.OP_LIBRARIES] == ["tensorflow_text"]
+    # Of TensorFlow Text's shared objects, the one that defines the SentencePiece ops.
+    assert settings[constants.OP_LIBRARY_FILES] == {"tensorflow_text": ["_sentencepiece_tokenizer.so"]}
     assets = os.path.join(sp_export, "assets")
     assert sorted(os.listdir(assets)) == [
         "source_sentencepiece.model", "source_vocab.txt", "target_sentencepiece.model", "target_vocab.txt"
@@ -70,6 +73,7 @@ def test_export_records_tensorflow_text_and_carries_the_models(sp_export, sp_par
             assert f.read().split("\n")[:-1] == tokenizer.vocab
     # Char and word exports need TensorFlow's own ops only.
     assert constants.read_export_settings(export_path)[constants.OP_LIBRARIES] == []
+    assert constants.read_export_settings(export_path)[constants.OP_LIBRARY_FILES] == {}
     assert sorted(os.listdir(os.path.join(export_path, "assets"))) == ["source_vocab.txt", "target_vocab.txt"]
     words = WordTokenizer.build(["le chat"]), WordTokenizer.build(["the cat"])
     assert ServingModule(tiny_model(*words, epochs=0, seed=None), *words).settings()[constants.OP_LIBRARIES] == []
@@ -126,12 +130,32 @@ def test_zoo_translate_loads_the_kernels_without_importing_keras_or_tensorflow_t
         "translate, _ = load_translate_fn(sys.argv[1])\n"
         "print(translate([s.encode() for s in sys.argv[2:]]))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('keras', 'tf_keras', 'tensorflow_text')))\n"
+        "print(sorted({line.rsplit('/', 1)[-1] for line in open('/proc/self/maps').read().split('\\n')\n"
+        "              if '/tensorflow_text/' in line and line.endswith('.so')}))\n"
     )
     result = run_python(code, sp_export, *SOURCES[:-1])
     assert result.returncode == 0, result.stderr[-3000:]
-    translations, modules = result.stdout.rstrip("\n").split("\n")[-2:]
+    translations, modules, kernels = result.stdout.rstrip("\n").split("\n")[-3:]
     expected = sp_loaded.signatures["serving_default"](source=tf.constant(SOURCES[:-1]))["translation"]
     assert (translations, modules) == (str(expected.numpy().tolist()), "[]")
+    # Only the kernels that zoo_export.json lists (the 21 others cost about 0.15 s to load).
+    assert kernels == "['_sentencepiece_tokenizer.so']"
+
+
+def test_load_op_libraries_loads_the_listed_files_or_else_all(monkeypatch):
+    loaded = []
+    monkeypatch.setattr(tf, "load_op_library", lambda path: loaded.append(os.path.basename(path)))
+    everything = sorted(os.path.basename(path) for path in constants._kernel_paths("tensorflow_text"))
+    assert "_sentencepiece_tokenizer.so" in everything and len(everything) > 1
+    for files, expected in [
+        ({"tensorflow_text": ["_sentencepiece_tokenizer.so"]}, ["_sentencepiece_tokenizer.so"]),
+        (None, everything),  # an export written before op_library_files
+        ({}, everything),
+        ({"tensorflow_text": ["_no_such_kernels.so"]}, everything),  # another release's names
+    ]:
+        loaded.clear()
+        constants.load_op_libraries(tf, ["tensorflow_text"], files)
+        assert loaded == expected, files
 
 
 def _without_tensorflow_text(module, *flags, stdin=b"7 mai\n"):

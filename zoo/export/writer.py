@@ -106,9 +106,26 @@ def _write_version(module, directory, warmup_sources, provenance):
         progress.update(1)
         extra_dir = os.path.join(directory, constants.ASSETS_EXTRA_DIR)
         os.makedirs(extra_dir, exist_ok=True)
-        write_json(os.path.join(extra_dir, constants.SETTINGS_FILE), dict(module.settings(), **provenance))
+        settings = dict(module.settings(), **provenance)
+        settings[constants.OP_LIBRARY_FILES] = constants.op_library_files(
+            tf, settings[constants.OP_LIBRARIES], _graph_op_types(directory))
+        write_json(os.path.join(extra_dir, constants.SETTINGS_FILE), settings)
         warmup.write_warmup_requests(directory, warmup_sources, module.settings())
         progress.update(1)
+
+
+def _graph_op_types(directory):
+    """The op types that the SavedModel in `directory` runs: its graph's and its functions'."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(directory, constants.SAVED_MODEL_FILE), "rb") as f:
+        saved.ParseFromString(f.read())
+    types = set()
+    for graph in saved.meta_graphs:
+        types.update(node.op for node in graph.graph_def.node)
+        types.update(node.op for function in graph.graph_def.library.function for node in function.node_def)
+    return types
 
 
 def _tokenizer_assets(tokenizer, directory, side):
