@@ -22,10 +22,8 @@ from tensorflow.core.protobuf import saved_model_pb2
 from serving.errors import NotFoundError
 from serving.warmup import replay_warmup_requests
 from zoo.constants import (
-    OP_LIBRARIES,
-    OP_LIBRARY_FILES,
     SAVED_MODEL_FILE,
-    load_op_libraries,
+    load_export_op_libraries,
     read_export_settings,
     saved_model_versions,
 )
@@ -104,8 +102,7 @@ def load_version(model_base_path: str, version: int) -> LoadedModel:
     pay for one-time initialization; a failing warmup request fails the load.
     """
     path = os.path.join(model_base_path, str(version))
-    settings = read_export_settings(path)
-    load_op_libraries(tf, settings.get(OP_LIBRARIES, []), settings.get(OP_LIBRARY_FILES))
+    load_export_op_libraries(tf, read_export_settings(path))
     trackable = tf.saved_model.load(path)
     signatures = {}
     for name, function in trackable.signatures.items():

@@ -142,6 +142,12 @@ def load_op_libraries(tf, libraries, files=None):
             ) from None
 
 
+def load_export_op_libraries(tf, settings):
+    """`load_op_libraries` with what an export's `zoo_export.json` (`settings`) lists: its
+    `op_libraries`, and of each only its `op_library_files` (all of them for an export without)."""
+    load_op_libraries(tf, settings.get(OP_LIBRARIES, []), settings.get(OP_LIBRARY_FILES))
+
+
 def op_library_files(tf, libraries, op_names):
     """`{library: [file names]}`: the shared objects of each library that define any of `op_names`
     (the op types of an export's graph), for `load_op_libraries(..., files=)`.
@@ -152,7 +158,7 @@ def op_library_files(tf, libraries, op_names):
     for library in libraries:
         names = []
         for path in _kernel_paths(library):
-            module = tf.load_op_library(path)  # already loaded where the export is written: no cost
+            module = tf.load_op_library(path)  # already loaded by the tokenizer's import: only its wrappers are remade
             # The module's op wrappers are named like the ops (`SentencepieceOp`); skip its imports (`Any`).
             if any(getattr(getattr(module, op, None), "__module__", None) == module.__name__ for op in op_names):
                 names.append(os.path.basename(path))

@@ -28,7 +28,7 @@ def _load_saved_model(tf, path, settings):
         (the message names what was found and what was expected).
     """
     try:
-        constants.load_op_libraries(tf, settings.get(constants.OP_LIBRARIES, []), settings.get(constants.OP_LIBRARY_FILES))
+        constants.load_export_op_libraries(tf, settings)
     except constants.MissingOpLibraryError as error:
         raise constants.MissingOpLibraryError(f"{path}: {error}") from None
     startup.mark("op_libraries", f"the op libraries of zoo_export.json {settings.get(constants.OP_LIBRARIES, [])}")
