@@ -96,8 +96,11 @@ class BidirectionalEncoder(keras.layers.Layer):
     def _bidirectional_layer(self, inputs, mask, forward_cell, backward_cell, training=None):
         units = self.units
         time_mask = ops.cast(ops.transpose(mask)[:, :, None], inputs.dtype)  # (S, B, 1)
-        forward_gates = ops.transpose(forward_cell.project_inputs(inputs), (1, 0, 2))  # (S, B, G)
-        backward_gates = ops.flip(ops.transpose(backward_cell.project_inputs(inputs), (1, 0, 2)), 0)
+        # Time-major, and reversed for the backward direction, before the projections: copies of
+        # (B, S, E), not of the wider (B, S, G).
+        inputs = ops.transpose(inputs, (1, 0, 2))  # (S, B, E)
+        forward_gates = forward_cell.project_inputs(inputs)  # (S, B, G)
+        backward_gates = backward_cell.project_inputs(ops.flip(inputs, 0))
         kernels = LoopKernels(self.compute_dtype, deferred=defers(training))
         if forward_cell.additive:  # an LSTM's recurrent kernels get their gradients after the loop
             for name, cell in (("forward", forward_cell), ("backward", backward_cell)):

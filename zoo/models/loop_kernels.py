@@ -94,7 +94,9 @@ class LoopKernels:
         self._loop[name] = ops.stop_gradient(cast) if self.deferred else cast
         if probe:
             self._probed.append(name)
-        if self.deferred and per_example is None and len(cast.shape) == 2:
+        # float32 only: there oneDNN's `transpose_b` product is the slow one (`KernelPair`); in bfloat16
+        # both products take the same time and the transposes would only add copies to the step.
+        if self.deferred and per_example is None and len(cast.shape) == 2 and self.dtype == "float32":
             self._pairs[name] = KernelPair(self._loop[name], ops.transpose(self._loop[name]))
         return self._loop[name]
 

@@ -199,12 +199,12 @@ class Seq2Seq(keras.Model):
         memory, state = self.encode(source_ids, training=training)
         embedded = self.embedding_dropout(self.target_embedding(ops.cast(target_in_ids, "int32")), training=training)
         input_kernel, extra_kernel = self.decoder_input_cell.kernel_parts()  # one split: one concatenation back
-        gates = self.decoder_input_cell.project_inputs(embedded, ops.cast(input_kernel, self.compute_dtype))  # (B,T,G)
+        time_major, input_kernel = ops.transpose(embedded, (1, 0, 2)), ops.cast(input_kernel, self.compute_dtype)
         state = tuple(ops.expand_dims(s, 1) for s in state)  # (B, 1, ...): one hypothesis per sentence
         kernels = LoopKernels(self.compute_dtype, deferred=defers(training))
         routed = add_decoder_kernels(self, kernels, extra_kernel)
         memory = self.add_loop_memory(kernels, memory)
-        gates = kernels.route(ops.transpose(gates, (1, 0, 2)), routed)  # (T, B, G)
+        gates = kernels.route(self.decoder_input_cell.project_inputs(time_major, input_kernel), routed)  # (T,B,G)
         probes = kernels.probes((*ops.shape(gates)[:2], 1))  # {name: (T, B, 1, G)}
 
         def body(state, step):  # step: gates_t (B, G), {name: probe_t (B, 1, G)}
