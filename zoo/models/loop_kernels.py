@@ -131,7 +131,7 @@ class LoopKernels:
 
     def use(self, name, inputs):
         """In a step: the loop's kernel `name` (None if it was not added), recording the step's `inputs`
-        when its gradient is deferred (otherwise nothing needs them); then, for a 2-D kernel, a
+        when its gradient is deferred (otherwise nothing needs them); then, for a 2-D float32 kernel, a
         `KernelPair` that `linear(inputs, kernel)` multiplies by."""
         if name not in self._loop:
             return None
