@@ -14,7 +14,9 @@ one untimed call that traces and compiles (under XLA one per batch shape, each b
 multiple of 16 source tokens: one compilation per width bucket, not per source length). Reports
 sentences/s, the cost of each search per sentence relative to greedy at the same batch size and mode, in wall
 time and in process CPU time (steadier on a shared machine; both the fastest of
-`--repeats`), and the peak resident memory growth during each measurement.
+`--repeats`), and the peak resident memory growth during each measurement. The repeats of
+every search at a mode and batch size are interleaved (greedy, beam 5, ..., greedy, beam 5,
+...), so that a ratio compares runs made under the same load.
 
 The timed sentences are batched in order of source length (`--sort_by_length`, as `zoo-eval`
 and `zoo-translate` batch them); `--nosort_by_length` keeps the file's order, where a batch
@@ -213,40 +215,59 @@ def shortlist_tables():
     return tables
 
 
-def time_search(run, batches, scorer=None, every_shape=False):
-    """Times `run` over `batches` (best of --repeats): a dict of the measured figures.
+def warm_up(run, batches, every_shape=False):
+    """The untimed first calls of `run` (tracing, compiling): their seconds.
 
-    `scorer(results)`: sacreBLEU and chrF of the batches' best translations, or None.
-    `every_shape`: the untimed first calls run one batch of each distinct shape (XLA compiles
-    once per shape), not only the first batch."""
-    import numpy as np
-
+    `every_shape`: one batch of each distinct shape (XLA compiles once per shape), not only
+    the first batch."""
     started = time.perf_counter()
     firsts = {tuple(b.shape): b for b in reversed(batches)} if every_shape else {None: batches[0]}
     for batch in firsts.values():
-        run(batch).ids.numpy()  # traces / compiles
-    warmup = time.perf_counter() - started
-    seconds, cpu_seconds = [], []
-    with PeakMemory() as memory:
-        for _ in range(FLAGS.repeats):
-            started, cpu_started = time.perf_counter(), time.process_time()
-            decoded = [run(b) for b in batches]
-            lengths = [r.lengths.numpy() for r in decoded]
-            seconds.append(time.perf_counter() - started)
-            cpu_seconds.append(time.process_time() - cpu_started)
+        run(batch).ids.numpy()
+    return time.perf_counter() - started
+
+
+def time_interleaved(runs, batches):
+    """Times each of `runs` over `batches` `--repeats` times, the repeats interleaved (run 1, run 2, ...,
+    run 1, run 2, ...), so that a shared machine's changing load falls on all of them alike and
+    their ratios (beam over greedy) are taken under the same conditions.
+
+    Returns, per run, `(seconds, cpu_seconds, decoded, peak_rss_growth_mib)`: the fastest
+    repetition's wall and CPU seconds, the last repetition's results, and the largest
+    resident memory growth during any of its repetitions."""
+    timings = [[[], [], None, 0.0] for _ in runs]
+    for _ in range(FLAGS.repeats):
+        for run, timing in zip(runs, timings):
+            with PeakMemory() as memory:
+                started, cpu_started = time.perf_counter(), time.process_time()
+                decoded = [run(b) for b in batches]
+                for result in decoded:
+                    result.lengths.numpy()
+                timing[0].append(time.perf_counter() - started)
+                timing[1].append(time.process_time() - cpu_started)
+            timing[2], timing[3] = decoded, max(timing[3], memory.growth_mib)
+    return [(min(seconds), min(cpu), decoded, growth) for seconds, cpu, decoded, growth in timings]
+
+
+def measured(timing, batches, warmup, scorer=None):
+    """A row's figures from `time_interleaved`'s `timing` of it; `scorer(results)`: sacreBLEU and chrF
+    of the batches' best translations, or None."""
+    import numpy as np
+
+    seconds, cpu_seconds, decoded, growth = timing
     count = sum(len(b) for b in batches)
-    seconds, cpu_seconds = min(seconds), min(cpu_seconds)
+    lengths = [r.lengths.numpy() for r in decoded]
     return {
         "sentences": count, "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
         "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
         "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
-        "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(memory.growth_mib, 1),
+        "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(growth, 1),
         **(scorer(decoded) if scorer else {}),
     }
 
 
 def profile_search(run, batches):
-    """`run` over `batches` once under TensorFlow's profiler (after `time_search`: traced already):
+    """`run` over `batches` once under TensorFlow's profiler (after `time_interleaved`: traced already):
     the products' and all ops' core-milliseconds per batch, and `per_batch`: `step_profile.summarize` of its
     trace with a batch as its step."""
     import step_profile
@@ -361,8 +382,9 @@ def main(argv):
             candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
                                                                            for b in batches])), 1)}
                           for label, table in tables.items()}
+            rows, calls = [], []
             for name, width in searches.items():
-                # Every table right after the full vocabulary: a shared machine's load falls on them alike.
+                # Every table right after the full vocabulary.
                 for label, (search, graph, graph_single) in runs.items():
                     if mode == "eager":
                         run = lambda s, w=width, f=search: f(s, *w) if isinstance(w, tuple) else f(s, w)  # noqa: E731
@@ -373,12 +395,15 @@ def main(argv):
                         run = lambda s, w=width, g=graph: g[w[1]](s, w[0])  # noqa: E731
                     else:
                         run = graph_single[width]
-                    row = {"mode": mode, "batch_size": batch_size, "shortlist": label, **candidates.get(label, {})}
-                    results.append({**row, "search": name,
-                                    **time_search(run, batches, score, every_shape=mode == "xla")})
-                    if FLAGS.profile and mode != "eager":
-                        results[-1]["profile"] = profile_search(run, batches)
-                    print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+                    rows.append({"mode": mode, "batch_size": batch_size, "shortlist": label,
+                                 **candidates.get(label, {}), "search": name})
+                    calls.append(run)
+            warmups = [warm_up(run, batches, every_shape=mode == "xla") for run in calls]
+            for row, run, timing, warmup in zip(rows, calls, time_interleaved(calls, batches), warmups):
+                results.append({**row, **measured(timing, batches, warmup, score)})
+                if FLAGS.profile and mode != "eager":
+                    results[-1]["profile"] = profile_search(run, batches)
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
     print(json.dumps({
