@@ -123,6 +123,13 @@ class LuongSeq2Seq(Seq2Seq):
             routed.append("feed")
         return routed
 
+    def step_kernels(self):
+        kernels = super().step_kernels()
+        cell = self.cells[0]
+        if cell.additive:  # an LSTM: one product of [E y_{t-1}; h~_{t-1}; h_{t-1}] gives all of its gates
+            kernels.add("step_gates", ops.concatenate([cell.kernel, cell.recurrent_kernel], axis=0))
+        return kernels
+
     def add_loop_memory(self, kernels, memory):
         # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop; with a
         # dot-product score e_t = q_t K^T, the keys' too, sum_t de_t^T q_t.
@@ -139,6 +146,12 @@ class LuongSeq2Seq(Seq2Seq):
         for i, cell in enumerate(self.cells):
             cell_state, state = tuple(state[: cell.num_states]), state[cell.num_states :]
             recurrent = None
+            if i == 0 and kernels is not None and "step_gates" in kernels.names:  # decoding: gates is E y_{t-1}
+                parts = [gates] + ([feed] if feed is not None else []) + [cell_state[0]]
+                z = ops.cast(linear(ops.concatenate(parts, axis=-1), kernels.use("step_gates", None)), "float32")
+                inputs, cell_state = cell.activate(z + ops.cast(cell.bias, "float32"), cell_state[1])
+                new_state.extend(cell_state)
+                continue
             if i == 0:
                 if feed is not None:
                     gates = gates + cell.project_extra(feed, kernel=kernels and kernels.use("feed", feed))

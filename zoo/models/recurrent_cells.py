@@ -140,7 +140,11 @@ class LSTMCell(_GatedCell):
         the kernel already in the compute dtype (`LoopKernels`), or None.
         """
         h, c = state
-        z = ops.cast(gates + linear(h, self._recurrent(recurrent_kernel)), "float32")
+        return self.activate(ops.cast(gates + linear(h, self._recurrent(recurrent_kernel)), "float32"), c)
+
+    def activate(self, z, c):
+        """`(output, new_state)` from the float32 sums `z (..., 4U)` of every part of the gates (the
+        recurrent one and the bias included) and the previous cell state `c`."""
         i, f, g, o = ops.split(z, 4, axis=-1)
         c = ops.sigmoid(f) * ops.cast(c, "float32") + ops.sigmoid(i) * ops.tanh(g)
         h = ops.cast(ops.sigmoid(o) * ops.tanh(c), self.compute_dtype)

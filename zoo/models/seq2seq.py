@@ -243,11 +243,9 @@ class Seq2Seq(keras.Model):
         return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, "float32"), allowed)
 
     def step_kernels(self):
-        """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`).
-
-        Those of `add_loop_kernels` and the first cell's input projection ("input_kernel",
-        "input_bias") and those `add_output_kernels` adds for `output_hidden`.
-        """
+        """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`): `add_loop_kernels`',
+        the first cell's input projection ("input_kernel", "input_bias"), `add_output_kernels`'. With "step_gates"
+        (a subclass') `step` hands `recur` the embedded `E y_{t-1}` as `gates`, for one product with the rest."""
         kernels = LoopKernels(self.compute_dtype, deferred=False)
         self.add_loop_kernels(kernels)
         cell = self.decoder_input_cell
@@ -280,7 +278,8 @@ class Seq2Seq(keras.Model):
         # The rows of the embedding, then cast (the layer would cast its whole table at every step).
         table = self.target_embedding.embeddings
         embedded = ops.cast(ops.take(table, ops.cast(token_ids, "int32"), axis=0), self.compute_dtype)  # (B, K, E)
-        gates = self.decoder_input_cell.project_inputs(
+        fused = kernels is not None and "step_gates" in kernels.names  # recur multiplies E y_{t-1} itself
+        gates = embedded if fused else self.decoder_input_cell.project_inputs(
             embedded, kernels and kernels.use("input_kernel", None), kernels and kernels.use("input_bias", None))
         features, attention, state = self.recur(gates, state, memory, training=False, kernels=kernels)
         if output is None:
