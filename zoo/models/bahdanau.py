@@ -63,6 +63,12 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         kernels.add("recurrent", self.cell.recurrent_kernel)
         return ["extra", "recurrent"]
 
+    def step_kernels(self):
+        kernels = super().step_kernels()
+        if self.cell.additive:  # an LSTM: one product of [E y_{i-1}; c_i; s_{i-1}] gives all of its gates
+            kernels.add("step_gates", self.cell.stacked_kernel())
+        return kernels
+
     def add_loop_memory(self, kernels, memory):
         # c_i = a_i H: the values' gradient, sum_i a_i^T dc_i, is one batched product after the loop
         # instead of a (B, S, D) product and sum at every step (the keys' is not: the score is additive).
@@ -73,6 +79,9 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
         context, weights = self.attention(previous, memory["values"], mask=memory["mask"], keys=memory["keys"])
         if kernels is not None and "values" in kernels.names:
             context = kernels.probed("values", context, weights)  # recording a_i
+        if kernels is not None and "step_gates" in kernels.names:  # decoding: gates is E y_{i-1}
+            output, state = self.cell.fused_step([gates, context, previous], state[1], kernels.use("step_gates", None))
+            return ops.concatenate([output, context], axis=-1), weights, state
         extra = self.cell.project_extra(context, kernel=kernels and kernels.use("extra", context))
         recurrent = kernels and kernels.use("recurrent", previous)
         output, state = self.cell.step(gates + extra, state, recurrent_kernel=recurrent)

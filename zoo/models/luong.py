@@ -127,7 +127,7 @@ class LuongSeq2Seq(Seq2Seq):
         kernels = super().step_kernels()
         cell = self.cells[0]
         if cell.additive:  # an LSTM: one product of [E y_{t-1}; h~_{t-1}; h_{t-1}] gives all of its gates
-            kernels.add("step_gates", ops.concatenate([cell.kernel, cell.recurrent_kernel], axis=0))
+            kernels.add("step_gates", cell.stacked_kernel())
         return kernels
 
     def add_loop_memory(self, kernels, memory):
@@ -148,8 +148,7 @@ class LuongSeq2Seq(Seq2Seq):
             recurrent = None
             if i == 0 and kernels is not None and "step_gates" in kernels.names:  # decoding: gates is E y_{t-1}
                 parts = [gates] + ([feed] if feed is not None else []) + [cell_state[0]]
-                z = ops.cast(linear(ops.concatenate(parts, axis=-1), kernels.use("step_gates", None)), "float32")
-                inputs, cell_state = cell.activate(z + ops.cast(cell.bias, "float32"), cell_state[1])
+                inputs, cell_state = cell.fused_step(parts, cell_state[1], kernels.use("step_gates", None))
                 new_state.extend(cell_state)
                 continue
             if i == 0:

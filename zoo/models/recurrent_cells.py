@@ -142,6 +142,17 @@ class LSTMCell(_GatedCell):
         h, c = state
         return self.activate(ops.cast(gates + linear(h, self._recurrent(recurrent_kernel)), "float32"), c)
 
+    def stacked_kernel(self):
+        """`(projected_dim + extra_dim + U, 4U)`: `kernel` (input and extra rows) above `recurrent_kernel`."""
+        return ops.concatenate([self.kernel, self.recurrent_kernel], axis=0)
+
+    def fused_step(self, parts, c, stacked_kernel):
+        """A decoding step's `(output, new_state)` from `parts = [x_t, extra_t, h_{t-1}]` (the rows' order of
+        `stacked_kernel()`, which a decoding loop casts once) and the cell state `c`: all the gates in one
+        product of their concatenation, the bias added in float32, where `step` adds three products."""
+        z = ops.cast(linear(ops.concatenate(parts, axis=-1), stacked_kernel), "float32")
+        return self.activate(z + ops.cast(self.bias, "float32"), c)
+
     def activate(self, z, c):
         """`(output, new_state)` from the float32 sums `z (..., 4U)` of every part of the gates (the
         recurrent one and the bias included) and the previous cell state `c`."""
