@@ -29,6 +29,8 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
     Learning to Align and Translate", ICLR 2015, section 3 and appendix A.
     """
 
+    fuses_step_gates = True  # an LSTM's gates at a decoding step: one product of [E y_{i-1}; c_i; s_{i-1}]
+
     def __init__(self, *args, attention_units=defaults.ATTENTION_UNITS, output_units=defaults.OUTPUT_UNITS, **kwargs):
         self.attention_units = attention_units
         self.output_units = int(output_units)
@@ -62,12 +64,6 @@ class BahdanauSeq2Seq(MaxoutOutputHooks, Seq2Seq):
             return ["extra"]
         kernels.add("recurrent", self.cell.recurrent_kernel)
         return ["extra", "recurrent"]
-
-    def step_kernels(self):
-        kernels = super().step_kernels()
-        if self.cell.additive:  # an LSTM: one product of [E y_{i-1}; c_i; s_{i-1}] gives all of its gates
-            kernels.add("step_gates", self.cell.stacked_kernel())
-        return kernels
 
     def add_loop_memory(self, kernels, memory):
         # c_i = a_i H: the values' gradient, sum_i a_i^T dc_i, is one batched product after the loop

@@ -16,6 +16,18 @@ def add_decoder_kernels(model, kernels, extra_kernel):
     return model.add_loop_kernels(kernels)
 
 
+def add_step_input_kernels(model, kernels):
+    """Adds to a decoding loop's `kernels` what the first cell's gates read at a step: for an LSTM in a model
+    whose `recur` multiplies `E y_{t-1}` itself (`fuses_step_gates`), "step_gates" (`LSTMCell.stacked_kernel`,
+    read by `LSTMCell.fused_step`); else the input projection's "input_kernel" and "input_bias"."""
+    cell = model.decoder_input_cell
+    if model.fuses_step_gates and cell.additive:
+        kernels.add("step_gates", cell.stacked_kernel())
+    else:
+        kernels.add("input_kernel", cell.input_kernel)
+        kernels.add("input_bias", cell.bias)
+
+
 def defers(training):
     """Whether a time loop run with Keras' `training` flag takes its kernels' gradients after the loop.
 

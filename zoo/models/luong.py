@@ -38,6 +38,8 @@ class LuongSeq2Seq(Seq2Seq):
     Neural Machine Translation", EMNLP 2015, sections 3.1 and 3.3.
     """
 
+    fuses_step_gates = True  # an LSTM's gates at a decoding step: one product of [E y_{t-1}; h~_{t-1}; h_{t-1}]
+
     def __init__(
         self,
         *args,
@@ -122,13 +124,6 @@ class LuongSeq2Seq(Seq2Seq):
             kernels.add("feed", cell.extra_kernel if extra_kernel is None else extra_kernel)
             routed.append("feed")
         return routed
-
-    def step_kernels(self):
-        kernels = super().step_kernels()
-        cell = self.cells[0]
-        if cell.additive:  # an LSTM: one product of [E y_{t-1}; h~_{t-1}; h_{t-1}] gives all of its gates
-            kernels.add("step_gates", cell.stacked_kernel())
-        return kernels
 
     def add_loop_memory(self, kernels, memory):
         # c_t = a_t H: the values' gradient, sum_t a_t^T dc_t, taken once after the loop; with a

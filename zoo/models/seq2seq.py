@@ -10,7 +10,7 @@ from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.listed_layers import with_listed_layers
-from zoo.models.loop_kernels import LoopKernels, add_decoder_kernels, defers
+from zoo.models.loop_kernels import LoopKernels, add_decoder_kernels, add_step_input_kernels, defers
 from zoo.models.time_loop import scan
 
 
@@ -69,6 +69,8 @@ class Seq2Seq(keras.Model):
     Returns:
         float32 logits `(B, T, V)` (teacher forcing), whatever the compute dtype.
     """
+
+    fuses_step_gates = False  # True: with "step_gates" (`step_kernels`) `recur` gets `E y_{t-1}` as its `gates`
 
     def __init__(
         self, source_vocab_size, target_vocab_size, embedding_dim=defaults.EMBEDDING_DIM,
@@ -244,13 +246,11 @@ class Seq2Seq(keras.Model):
 
     def step_kernels(self):
         """The decoder's kernels cast once for a decoding loop's steps (`step(..., kernels=)`): `add_loop_kernels`',
-        the first cell's input projection ("input_kernel", "input_bias"), `add_output_kernels`'. With "step_gates"
-        (a subclass') `step` hands `recur` the embedded `E y_{t-1}` as `gates`, for one product with the rest."""
+        the first cell's (`add_step_input_kernels`: with "step_gates" `step` hands `recur` the embedded `E y_{t-1}`
+        as `gates`, for one product with the rest), `add_output_kernels`'."""
         kernels = LoopKernels(self.compute_dtype, deferred=False)
         self.add_loop_kernels(kernels)
-        cell = self.decoder_input_cell
-        kernels.add("input_kernel", cell.input_kernel)
-        kernels.add("input_bias", cell.bias)
+        add_step_input_kernels(self, kernels)
         self.add_output_kernels(kernels)
         return kernels
 
