@@ -58,7 +58,9 @@ flags.DEFINE_list("jit_compile", ["false"], "XLA settings: true, false, auto")
 flags.DEFINE_list("encoder_implementation", ["zoo"], "encoders timed: zoo (own cells) and/or keras (Keras' "
                   "LSTM/GRU layers, cuDNN on a GPU; always without XLA)")
 flags.DEFINE_string("static_shapes", "auto", "auto (with XLA or several replicas), true or false")
-flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices (mirrored on a CPU)")
+flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices for mirrored, each op on "
+                     "cores/N threads, as zoo-train's --config.cpu_replicas (docs/scaling.md); applies to every "
+                     "strategy timed in the process")
 flags.DEFINE_string("output", None, "also write the JSON to this file")
 flags.DEFINE_integer("profile_steps", 0, "after the timed steps, the first this many of their batches again, under "
                      "TensorFlow's profiler: the run's `profile` says where a step's time goes (step_profile.py)")
@@ -197,12 +199,11 @@ def main(argv):
     _check_flags()
     import tensorflow as tf
 
-    if FLAGS.cpu_replicas:
-        tf.config.set_logical_device_configuration(
-            tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * FLAGS.cpu_replicas
-        )
     from recipes import load_config
     from zoo.training import distribute, trainer
+
+    if FLAGS.cpu_replicas > 1:  # as zoo-train's --config.cpu_replicas does, for every strategy timed here
+        distribute.split_cpu(FLAGS.cpu_replicas)
 
     try:
         config = load_config(FLAGS.recipe)
@@ -238,7 +239,7 @@ def _time_precisions(trainer, config, pairs, tokenizers, strategy_name, jit_text
 
     strategy = distribute.resolve_strategy(strategy_name)
     jit_compile = distribute.resolve_jit_compile(jit_text, strategy, config.encoder_implementation)
-    static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy.num_replicas_in_sync)
+    static = distribute.resolve_static_shapes(FLAGS.static_shapes, jit_compile, strategy)
     spec, batches, tokens, lengths, shapes = _batches(trainer, config, pairs, tokenizers, static)
     for precision in FLAGS.precision:
         config.precision = precision

@@ -96,6 +96,7 @@ def _optimization(config):
 def _devices(config):
     """Devices: where and how the steps run (docs/scaling.md)."""
     config.strategy = "auto"  # "auto", "one_device", "mirrored", "multi_worker" (TF_CONFIG) or "tpu"
+    config.cpu_replicas = 0  # no GPU/TPU: >= 2 trains `mirrored` replicas of the CPU, side by side (docs/scaling.md)
     config.tpu = ""  # strategy "tpu": a TPU name or grpc:// address; "" = $TPU_NAME or the local TPU
     config.jit_compile = "auto"  # XLA: "auto" (on for GPU/TPU, off on CPU), "true" or "false"
     config.static_shapes = "auto"  # pad to bucket lengths, drop partial batches: "auto" (XLA or >1 replica)

@@ -20,6 +20,11 @@ def test_auto_picks_the_cluster_then_the_tpu_then_the_gpus(tmp_path):
     assert distribute.auto_strategy({}, gpus=4, tpu_device_files=()) == "mirrored"
     assert distribute.auto_strategy({}, gpus=1, tpu_device_files=()) == "one_device"
     assert distribute.auto_strategy({}, gpus=0, tpu_device_files=()) == "one_device"
+    # cpu_replicas: replicas of the CPU where there is no accelerator, never instead of one.
+    assert distribute.auto_strategy({}, gpus=0, tpu_device_files=(), cpu_replicas=2) == "mirrored"
+    assert distribute.auto_strategy({}, gpus=0, tpu_device_files=(), cpu_replicas=1) == "one_device"
+    assert distribute.auto_strategy({}, gpus=1, tpu_device_files=(), cpu_replicas=2) == "one_device"
+    assert distribute.auto_strategy({"TPU_NAME": "t"}, gpus=0, tpu_device_files=(), cpu_replicas=2) == "tpu"
     one_task = {"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 0}}
     assert distribute.auto_strategy({"TF_CONFIG": json.dumps(one_task)}, gpus=0, tpu_device_files=()) == "one_device"
 
@@ -39,6 +44,27 @@ def test_bad_names_and_a_missing_cluster_are_refused(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
     with pytest.raises(ValueError, match="strategy 'multi_worker' needs TF_CONFIG"):
         distribute.resolve_strategy("multi_worker")
+
+
+def test_cpu_replicas_need_mirrored_and_a_fresh_process():
+    with pytest.raises(ValueError, match="cpu_replicas=2 trains replicas of the CPU under strategy 'mirrored' or "
+                                         "'auto', not 'one_device'"):
+        distribute.resolve_strategy("one_device", cpu_replicas=2)
+    tf.constant(1.0) + 1.0  # TensorFlow has started in this process
+    with pytest.raises(ValueError, match="cpu_replicas=3: TensorFlow already runs in this process"):
+        distribute.split_cpu(3)
+
+
+def test_static_shapes_auto_follows_xla_and_accelerator_replicas():
+    one = distribute.resolve_strategy("one_device")
+    gpus = types.SimpleNamespace(num_replicas_in_sync=2,
+                                 extended=types.SimpleNamespace(worker_devices=("/device:GPU:0", "/device:GPU:1")))
+    assert distribute.resolve_static_shapes("auto", False, one) is False
+    assert distribute.resolve_static_shapes("auto", True, one) is True
+    assert distribute.resolve_static_shapes("auto", False, gpus) is True
+    assert distribute.resolve_static_shapes("false", True, gpus) is False
+    assert not distribute.is_split_cpu(one) and not distribute.is_split_cpu(gpus)
+    # Replicas of a CPU (per-batch shapes): tests/training/test_mirrored.py, in a process of their own.
 
 
 def test_one_device_on_a_cpu_machine_is_the_chief_and_compiles_nothing(tmp_path):

@@ -35,7 +35,7 @@ def test_every_recipe_is_valid(name):
         ("lr_schedule", "cosine", "constant"), ("source_tokenizer", "bpe9", "word"), ("encoder_cell", "rnn", "gru"),
         ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),
         ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0), ("spm_model_type", "word", "bpe"),
-        ("batch_tokens", -1, 0), ("batch_tokens", 47, 48),
+        ("batch_tokens", -1, 0), ("batch_tokens", 47, 48), ("cpu_replicas", -1, 2),
     ],
 )  # fmt: skip
 def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):
@@ -47,6 +47,19 @@ def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):
     assert message.startswith(f"invalid config: {field}={bad!r} (expected ") and "\n" not in message, message
     config[field] = good
     validate_config(config)
+
+
+@pytest.mark.parametrize("strategy, problem", [
+    ("auto", None), ("mirrored", None),
+    ("one_device", "cpu_replicas=2 (expected 0 with strategy='one_device': replicas of the CPU train under strategy "
+                   "'mirrored' or 'auto')"),
+    ("tpu", "cpu_replicas=2 (expected 0 with strategy='tpu'"),
+])  # fmt: skip
+def test_cpu_replicas_need_a_strategy_that_mirrors(strategy, problem):
+    config = recipes.load_config("text")
+    config.update(cpu_replicas=2, strategy=strategy)
+    problems = config_problems(config)
+    assert problems == [] if problem is None else (len(problems) == 1 and problems[0].startswith(problem)), problems
 
 
 def test_all_problems_at_once_and_the_cross_field_floor():

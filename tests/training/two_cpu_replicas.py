@@ -14,9 +14,10 @@ import tempfile
 
 import tensorflow as tf
 
-tf.config.set_logical_device_configuration(
-    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
-)
+if sys.argv[1:2] != ["--cpu_replicas"]:  # there zoo-train splits the CPU itself
+    tf.config.set_logical_device_configuration(
+        tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
+    )
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -28,15 +29,18 @@ from zoo.training import distribute, trainer  # noqa: E402
 STEPS = 20
 
 
-def train(strategy, config, pairs, tokenizers):
+def train(strategy, config, pairs, tokenizers, static_shapes=True):
     # A fresh dataset after the global seed (the shuffle reads it too), as the trainer does:
     # the same batches in the same order for both runs.
     keras.utils.set_random_seed(0)
-    dataset = trainer.make_train_dataset(config, pairs, *tokenizers, seed=0, static_shapes=True)
+    dataset = trainer.make_train_dataset(config, pairs, *tokenizers, seed=0, static_shapes=static_shapes)
     with strategy.scope():
         model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
         trainer.compile_model(model, config)
-    history = model.fit(dataset.repeat(), steps_per_epoch=1, epochs=STEPS, verbose=0)
+        distribute.build_for_fit(model, next(iter(dataset)))  # as zoo-train does: a batch may split unevenly
+        history = model.fit(dataset.repeat(), steps_per_epoch=1, epochs=STEPS, verbose=0)
+        replicas = model.distribute_strategy.num_replicas_in_sync  # what fit trained on
+    assert replicas == strategy.num_replicas_in_sync, (replicas, strategy)
     return history.history["loss"], model.get_weights()
 
 
@@ -54,6 +58,22 @@ def resume(workdir):
     print(json.dumps([{key: run[key] for key in keys} for run in (first, second)]))
 
 
+def cpu_replicas(workdir):
+    """zoo-train's own split of the CPU (`cpu_replicas=2`, strategy auto) in a fresh process."""
+    from zoo.training import train_and_evaluate
+
+    config = load_config("dates_bahdanau")
+    config.update(dict(dates_train_size=300, dates_dev_size=8, embedding_dim=16, encoder_units=16, decoder_units=32,
+                       attention_units=16, output_units=16, batch_size=32, final_beam_width=1, num_samples=1,
+                       verbose=0, export=False, num_epochs=1, cpu_replicas=2))
+    lines = []
+    result = train_and_evaluate(config, workdir, print_fn=lines.append)
+    print(json.dumps({"strategy": result["strategy"], "replicas": result["replicas"],
+                      "train_steps": result["train_steps"], "log": lines[0],
+                      "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+                      "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads()}))
+
+
 def main():
     config = load_config("dates_bahdanau")
     config.update(dict(embedding_dim=16, encoder_units=16, decoder_units=32, attention_units=16, output_units=16,
@@ -66,18 +86,26 @@ def main():
     tokenizers = trainer.build_tokenizers(config, pairs, tempfile.mkdtemp())
     one = distribute.resolve_strategy("one_device")
     mirrored = distribute.resolve_strategy("mirrored")
-    one_losses, one_weights = train(one, config, pairs, tokenizers)
-    mirrored_losses, mirrored_weights = train(mirrored, config, pairs, tokenizers)
-    print(json.dumps({
-        "replicas": [one.num_replicas_in_sync, mirrored.num_replicas_in_sync],
-        "one_device": one_losses, "mirrored": mirrored_losses,
-        "max_weight_difference": max(float(np.abs(a - b).max()) for a, b in zip(one_weights, mirrored_weights)),
-        "max_weight_change": max(float(np.abs(a).max()) for a in one_weights),
-    }))
+    report = {"replicas": [one.num_replicas_in_sync, mirrored.num_replicas_in_sync]}
+    # Static shapes: every batch splits evenly. Per-batch shapes (replicas of a CPU): a bucket's partial
+    # batch of any size, odd or smaller than the replicas, splits unevenly.
+    for name, static_shapes, batch_size in (("static", True, 32), ("per_batch", False, 33)):
+        config.batch_size = batch_size
+        one_losses, one_weights = train(one, config, pairs, tokenizers, static_shapes)
+        mirrored_losses, mirrored_weights = train(mirrored, config, pairs, tokenizers, static_shapes)
+        report[name] = {
+            "one_device": one_losses, "mirrored": mirrored_losses,
+            "max_weight_difference": max(float(np.abs(a - b).max()) for a, b in zip(one_weights, mirrored_weights)),
+            "batch_rows": sorted({int(x[0].shape[0]) for x, _ in trainer.make_train_dataset(
+                config, pairs, *tokenizers, seed=0, static_shapes=static_shapes)}),
+        }
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--resume"]:
         resume(sys.argv[2])
+    elif sys.argv[1:2] == ["--cpu_replicas"]:
+        cpu_replicas(sys.argv[2])
     else:
         main()

@@ -1,8 +1,9 @@
 """`--config.strategy`: the `tf.distribute` strategy that trains, and which process is the chief.
 
-    auto          the accelerator that is there: a TF_CONFIG cluster, a TPU, all GPUs, one device
+    auto          the accelerator that is there: a TF_CONFIG cluster, a TPU, all GPUs, else one device
+                  (`mirrored` over the CPU's replicas with `--config.cpu_replicas` >= 2)
     one_device    the first GPU, else the CPU
-    mirrored      all local GPUs (all logical CPUs when there is no GPU), one process
+    mirrored      all local GPUs (all logical CPUs when there is no GPU: see `split_cpu`), one process
     multi_worker  MultiWorkerMirroredStrategy over the TF_CONFIG cluster, one process per worker
     tpu           TPUStrategy through TPUClusterResolver (a Colab TPU, a Cloud TPU VM, a TPU node)
 
@@ -38,7 +39,7 @@ def cluster_tasks(environ=None):
     return sum(len(tasks) for kind, tasks in cluster.items() if kind in ("chief", "worker"))
 
 
-def auto_strategy(environ=None, gpus=None, tpu_device_files=_TPU_DEVICE_FILES):
+def auto_strategy(environ=None, gpus=None, tpu_device_files=_TPU_DEVICE_FILES, cpu_replicas=0):
     """The strategy name `auto` stands for on this machine (see the module docstring)."""
     environ = os.environ if environ is None else environ
     if cluster_tasks(environ) > 1:
@@ -46,28 +47,67 @@ def auto_strategy(environ=None, gpus=None, tpu_device_files=_TPU_DEVICE_FILES):
     if environ.get("TPU_NAME") or environ.get("COLAB_TPU_ADDR") or any(map(os.path.exists, tpu_device_files)):
         return "tpu"
     gpus = len(tf.config.list_physical_devices("GPU")) if gpus is None else gpus
-    return "mirrored" if gpus > 1 else "one_device"
+    return "mirrored" if gpus > 1 or (not gpus and cpu_replicas > 1) else "one_device"
 
 
-def resolve_strategy(name, tpu=""):
+def usable_cores():
+    """The cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def split_cpu(replicas):
+    """Splits the CPU into `replicas` logical devices for `mirrored`: each op on `cores // replicas` threads.
+
+    TensorFlow's intra-op threads (those one op, e.g. a matrix product, spreads over) become
+    `max(1, cores // replicas)` and its inter-op threads (ops run at once) `replicas`, so the
+    replicas' ops run side by side: while one replica's time loop runs its small serial ops,
+    the other's fill the cores that would idle. It must come before TensorFlow starts.
+
+    Raises:
+      ValueError: TensorFlow has already started in this process with another configuration.
+    """
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    threads = max(1, usable_cores() // replicas)
+    current = tf.config.get_logical_device_configuration(cpu) or []
+    if len(current) == replicas and tf.config.threading.get_intra_op_parallelism_threads() == threads:
+        return  # already split so (a second run in this process)
+    try:
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(replicas)
+    except RuntimeError:
+        raise ValueError(f"cpu_replicas={replicas}: TensorFlow already runs in this process, and its CPU can no "
+                         "longer be split; expected a fresh process (zoo-train, or train_and_evaluate before any "
+                         "TensorFlow op)") from None
+
+
+def resolve_strategy(name, tpu="", cpu_replicas=0):
     """A `tf.distribute.Strategy` for a strategy name.
 
     Args:
       name: one of `STRATEGIES`.
       tpu: the TPU for `tpu`: a name or `grpc://` address; "" is `$TPU_NAME`, else the
         local TPU (Cloud TPU VM, Colab).
+      cpu_replicas: >= 2: on a machine without GPUs, `mirrored` (and `auto`) train that many
+        replicas on the CPU (`split_cpu`); 0 or 1: the CPU is one device.
 
     Raises:
-      ValueError: an unknown name, or `multi_worker` without a `TF_CONFIG` cluster.
+      ValueError: an unknown name, `multi_worker` without a `TF_CONFIG` cluster, or
+        `cpu_replicas` >= 2 with a strategy other than `auto` or `mirrored`.
     """
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGIES)}")
+    if cpu_replicas > 1 and name not in ("auto", "mirrored"):
+        raise ValueError(f"cpu_replicas={cpu_replicas} trains replicas of the CPU under strategy 'mirrored' or "
+                         f"'auto', not {name!r}; expected cpu_replicas=0 or strategy=mirrored")
     if name == "auto":
-        name = auto_strategy()
+        name = auto_strategy(cpu_replicas=cpu_replicas)
     if name == "one_device":
         gpus = tf.config.list_logical_devices("GPU")
         return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
     if name == "mirrored":
+        if cpu_replicas > 1 and not tf.config.list_physical_devices("GPU"):
+            split_cpu(cpu_replicas)
         devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
         return tf.distribute.MirroredStrategy([device.name for device in devices])
     if name == "multi_worker":
@@ -128,17 +168,28 @@ def broadcast_from_chief(strategy, values):
     return [float(v) for v in rows[rows[:, 0] == 1.0][0, 1:]]
 
 
-def prepare_multi_worker_fit(model, batch):
-    """Lets Keras' `fit` (TensorFlow backend) train under MultiWorkerMirroredStrategy.
+def build_for_fit(model, batch):
+    """Builds from a local `batch` what Keras' `fit` would build from its first batch.
 
-    Keras' `fit` first averages one whole input batch over the workers with a nested
-    `Strategy.reduce`, and averages each step's scalar metrics over axis 0; the strategy
-    refuses both. Here what the first call builds is built from a local `batch`, `fit`
-    finds the strategy in its scope instead (call it inside `strategy.scope()`), and the
-    metrics get a leading axis of one, over which the workers' values are averaged.
+    Keras' `fit` (TensorFlow backend), when the model holds its strategy, first averages the
+    replicas' parts of its first input batch (one `Strategy.reduce`), built or not: that fails
+    where the parts differ in shape (a batch split unevenly over replicas of a CPU,
+    `split_cpu`), and MultiWorkerMirroredStrategy refuses the nested reduce. Here the model is
+    built from `batch` and forgets its strategy, which `fit` then finds in the scope it is
+    called in: call this and `fit` inside `strategy.scope()`.
     """
     model._symbolic_build(data_batch=batch)
     model._distribute_strategy = None
+
+
+def prepare_multi_worker_fit(model, batch):
+    """Lets Keras' `fit` (TensorFlow backend) train under MultiWorkerMirroredStrategy.
+
+    The model is built from a local `batch` (`build_for_fit`), and the step's scalar metrics,
+    which Keras averages over axis 0 (the strategy refuses that too), get a leading axis of
+    one, over which the workers' values are averaged.
+    """
+    build_for_fit(model, batch)
     train_step = model.train_step
     model.train_step = lambda data: {name: keras.ops.reshape(value, (1,)) for name, value in train_step(data).items()}
 
@@ -180,10 +231,19 @@ def resolve_jit_compile(value, strategy, encoder_implementation="zoo"):
     return accelerator(strategy) != "cpu" if text == "auto" else text == "true"
 
 
-def resolve_static_shapes(value, jit_compile, replicas):
-    """`--config.static_shapes`: `auto` pads to bucket lengths when XLA compiles or several replicas share a batch."""
+def resolve_static_shapes(value, jit_compile, strategy):
+    """`--config.static_shapes`: `auto` pads to bucket lengths when XLA compiles or several replicas share a
+    batch, unless they are replicas of one CPU (`split_cpu`), which take any batch shape as one device does."""
     text = _switch("static_shapes", value)
-    return (jit_compile or replicas > 1) if text == "auto" else text == "true"
+    if text != "auto":
+        return text == "true"
+    return jit_compile or (strategy.num_replicas_in_sync > 1 and not is_split_cpu(strategy))
+
+
+def is_split_cpu(strategy):
+    """True for `mirrored` over several logical devices of one CPU (`split_cpu`)."""
+    return (strategy_name(strategy) == "mirrored" and accelerator(strategy) == "cpu"
+            and strategy.num_replicas_in_sync > 1)
 
 
 def resolve_steps_per_execution(value, strategy, steps_per_epoch=None):

@@ -32,7 +32,7 @@ class Placement:
 
 def place(config, workdir):
     """The strategy of `config.strategy` and this process's part in it; call it before any TensorFlow op."""
-    strategy = distribute.resolve_strategy(config.strategy, config.tpu)
+    strategy = distribute.resolve_strategy(config.strategy, config.tpu, config.get("cpu_replicas", 0))
     share = None
     if distribute.is_multi_worker(strategy):
         share = lambda values: distribute.broadcast_from_chief(strategy, values)  # noqa: E731
@@ -63,7 +63,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
                          "expected every worker to read the same training data")
     jit_compile = distribute.resolve_jit_compile(config.jit_compile, strategy,
                                                 config.get("encoder_implementation", "zoo"))
-    static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, replicas)
+    static_shapes = distribute.resolve_static_shapes(config.static_shapes, jit_compile, strategy)
     if static_shapes and replicas > 1 and config.batch_tokens:
         raise ValueError(f"batch_tokens={config.batch_tokens} gives batches of any size, which static shapes "
                          f"cannot split evenly across {replicas} replicas; expected batch_tokens=0 (batch_size) "
@@ -96,11 +96,20 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     if latest:
         checkpoint.restore(latest).assert_existing_objects_matched()
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
-        f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s), {model.dtype_policy.name}, "
+        f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s){_cpu_split(strategy)}, "
+        f"{model.dtype_policy.name}, "
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
     log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
         "tokens" + (" (shared)" if config.shared_vocab else ""))
     return Training(model, state, manager, latest, dataset.repeat(), steps_per_epoch, batches, tokens / batches)
+
+
+def _cpu_split(strategy):
+    """" of the CPU's N cores, T thread(s) an op" for replicas of one CPU (`distribute.split_cpu`), else ""."""
+    if not distribute.is_split_cpu(strategy):
+        return ""
+    threads = tf.config.threading.get_intra_op_parallelism_threads()
+    return f" of the CPU's {distribute.usable_cores()} cores" + (f", {threads} thread(s) an op" if threads else "")
 
 
 def _data(config, train, batches, static_shapes):
@@ -122,6 +131,8 @@ def fit(config, placement, run, callbacks):
     if distribute.is_multi_worker(placement.strategy):
         distribute.prepare_multi_worker_fit(run.model, next(iter(run.dataset)))
     with warnings.catch_warnings(), placement.strategy.scope():  # fit's shuffle does not apply to a tf.data input
+        if distribute.is_split_cpu(placement.strategy):  # whose first batch may split unevenly
+            distribute.build_for_fit(run.model, next(iter(run.dataset)))
         warnings.filterwarnings("ignore", message=".*shuffle=True.*was passed")
         run.model.fit(distribute.shard_by_data(run.dataset), epochs=config.num_epochs,
                       initial_epoch=int(run.state.epoch.numpy()), steps_per_epoch=run.steps_per_epoch,

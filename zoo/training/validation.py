@@ -149,7 +149,7 @@ RULES = {
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
     # where it trains (docs/scaling.md)
-    "strategy": one_of(_strategies), "steps_per_execution": COUNT,
+    "strategy": one_of(_strategies), "steps_per_execution": COUNT, "cpu_replicas": COUNT,
     "jit_compile": SWITCH, "static_shapes": SWITCH,
     # optimization
     "batch_size": POSITIVE, "batch_tokens": COUNT, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
@@ -188,7 +188,8 @@ def config_problems(config):
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
-    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla):
+    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla,
+                  _cpu_replicas):
         problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
 
@@ -204,6 +205,13 @@ def _cudnn_xla(config, fields):
             and str(config.jit_compile).lower() == "true":
         yield ("jit_compile='true' (expected auto or false with encoder_implementation='keras': Keras' LSTM/GRU "
                "layers run cuDNN's kernels, which XLA cannot compile)")
+
+
+def _cpu_replicas(config, fields):
+    if {"cpu_replicas", "strategy"} <= fields and config.cpu_replicas > 1 and config.strategy not in ("auto",
+                                                                                                   "mirrored"):
+        yield (f"cpu_replicas={config.cpu_replicas!r} (expected 0 with strategy={config.strategy!r}: replicas of the "
+               "CPU train under strategy 'mirrored' or 'auto')")
 
 
 def _one_clipping(config, fields):
