@@ -34,6 +34,7 @@ def main(argv):
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
     from zoo.data import DataError
+    from zoo.training import distribute
     from zoo.training.validation import validate_config
 
     from recipes.pipeline import train_and_export
@@ -45,6 +46,7 @@ def main(argv):
     if FLAGS.train_tsv:
         config.dataset = "tsv"
     try:
+        distribute.split_cpu_as_configured(config)  # before TensorFlow starts (validation builds layers)
         validate_config(config)  # before the workdir is created: a refused run leaves nothing behind
         cli.writable_directory(FLAGS.workdir, "--workdir")
         results = train_and_export(config, FLAGS.workdir)

@@ -81,6 +81,18 @@ def split_cpu(replicas):
                          "TensorFlow op)") from None
 
 
+def split_cpu_as_configured(config):
+    """`split_cpu` when `config` trains replicas of the CPU (`cpu_replicas` >= 2, strategy `auto` or
+    `mirrored`, no GPU); a no-op otherwise, and for values validation refuses. Call it before
+    anything runs TensorFlow: validating a config already builds layers."""
+    replicas, name = config.get("cpu_replicas", 0), config.get("strategy", "auto")
+    if not isinstance(replicas, int) or replicas < 2 or name not in ("auto", "mirrored"):
+        return
+    if (name == "auto" and auto_strategy(cpu_replicas=replicas) != "mirrored") or tf.config.list_physical_devices("GPU"):
+        return
+    split_cpu(replicas)
+
+
 def resolve_strategy(name, tpu="", cpu_replicas=0):
     """A `tf.distribute.Strategy` for a strategy name.
 

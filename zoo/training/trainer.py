@@ -196,8 +196,9 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     log = print_fn or (lambda line: print(line, flush=True))
     wall_start = time.monotonic()
     deadline = wall_start + 60 * config.max_train_minutes if config.max_train_minutes else None
+    distribute.split_cpu_as_configured(config)  # before TensorFlow runs any op (validation builds layers)
     validate_config(config)
-    placement = place(config, workdir)  # before TensorFlow runs any op
+    placement = place(config, workdir)
     splits = load_data(config)
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
