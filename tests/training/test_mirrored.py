@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "two_cpu_replicas.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _script(*args, timeout=600):
@@ -53,12 +54,21 @@ def test_per_batch_shapes_split_unevenly_and_take_the_same_steps(comparison):
 
 @pytest.mark.slow
 def test_zoo_train_splits_the_cpu_into_replicas(tmp_path):
-    result = _script("--cpu_replicas", str(tmp_path / "run"))
-    assert (result["strategy"], result["replicas"]) == ("mirrored", 2)
+    workdir = tmp_path / "run"
+    command = [sys.executable, "-m", "recipes.train", "--recipe", "dates_bahdanau", "--workdir", str(workdir),
+               "--train_steps", "12", "--config.cpu_replicas=2", "--config.dates_train_size=300",
+               "--config.dates_dev_size=8", "--config.embedding_dim=16", "--config.encoder_units=16",
+               "--config.decoder_units=32", "--config.attention_units=16", "--config.output_units=16",
+               "--config.batch_size=33", "--config.final_beam_width=1", "--config.num_samples=1",
+               "--config.verbose=0", "--config.export=False"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert process.returncode == 0, process.stderr[-3000:]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert result["intra_op_threads"] == max(1, cores // 2) and result["inter_op_threads"] == 2
-    assert "of the CPU's" in result["log"] and "per-batch shapes" in result["log"]
-    assert result["train_steps"] >= 10  # 300 pairs, 32 a batch, every partial batch kept
+    assert (f"strategy mirrored with 2 replica(s) of the CPU's {cores} cores, {max(1, cores // 2)} thread(s) an op, "
+            "float32, XLA off, per-batch shapes") in process.stdout
+    results = json.loads((workdir / "results.json").read_text())
+    assert (results["strategy"], results["replicas"], results["train_steps"]) == ("mirrored", 2, 12)
 
 
 @pytest.mark.slow

@@ -14,10 +14,9 @@ import tempfile
 
 import tensorflow as tf
 
-if sys.argv[1:2] != ["--cpu_replicas"]:  # there zoo-train splits the CPU itself
-    tf.config.set_logical_device_configuration(
-        tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
-    )
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
+)
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -58,22 +57,6 @@ def resume(workdir):
     print(json.dumps([{key: run[key] for key in keys} for run in (first, second)]))
 
 
-def cpu_replicas(workdir):
-    """zoo-train's own split of the CPU (`cpu_replicas=2`, strategy auto) in a fresh process."""
-    from zoo.training import train_and_evaluate
-
-    config = load_config("dates_bahdanau")
-    config.update(dict(dates_train_size=300, dates_dev_size=8, embedding_dim=16, encoder_units=16, decoder_units=32,
-                       attention_units=16, output_units=16, batch_size=32, final_beam_width=1, num_samples=1,
-                       verbose=0, export=False, num_epochs=1, cpu_replicas=2))
-    lines = []
-    result = train_and_evaluate(config, workdir, print_fn=lines.append)
-    print(json.dumps({"strategy": result["strategy"], "replicas": result["replicas"],
-                      "train_steps": result["train_steps"], "log": lines[0],
-                      "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
-                      "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads()}))
-
-
 def main():
     config = load_config("dates_bahdanau")
     config.update(dict(embedding_dim=16, encoder_units=16, decoder_units=32, attention_units=16, output_units=16,
@@ -105,7 +88,5 @@ def main():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--resume"]:
         resume(sys.argv[2])
-    elif sys.argv[1:2] == ["--cpu_replicas"]:
-        cpu_replicas(sys.argv[2])
     else:
         main()
