@@ -34,6 +34,11 @@ def cpu_flags(cpuinfo=CPUINFO):
     return set(_first_processor(cpuinfo).get("flags", "").split())
 
 
+def usable_cpus():
+    """The cores this process may run on: its affinity mask where the OS has one, else all of them."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def describe(cpuinfo=CPUINFO):
     """The machine as a JSON-ready dict: CPU model, cores, its matrix features, the load averages now."""
     fields = _first_processor(cpuinfo)
@@ -41,7 +46,7 @@ def describe(cpuinfo=CPUINFO):
     return {
         "cpu_model": fields.get("model name") or platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpus_usable": usable_cpus(),
         "matrix_features": [feature for feature in MATRIX_FEATURES if feature in flags],
         "load_average": [round(load, 2) for load in os.getloadavg()],
         "platform": platform.platform(),

@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+from zoo import machine
+
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "two_cpu_replicas.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -64,7 +66,7 @@ def test_zoo_train_splits_the_cpu_into_replicas(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert process.returncode == 0, process.stderr[-3000:]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = machine.usable_cpus()
     assert (f"strategy mirrored with 2 replica(s) of the CPU's {cores} cores, {max(1, cores // 2)} thread(s) an op, "
             "float32, XLA off, per-batch shapes") in process.stdout
     results = json.loads((workdir / "results.json").read_text())

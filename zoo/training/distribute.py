@@ -20,7 +20,10 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from zoo import machine
+
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+CPU_REPLICA_STRATEGIES = ("auto", "mirrored")  # those under which `cpu_replicas` >= 2 splits the CPU
 SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile and static_shapes fields
 
 # Device files of a Cloud TPU VM (and of Colab's TPU runtime): v2-v4 chips, v5 and later.
@@ -50,11 +53,6 @@ def auto_strategy(environ=None, gpus=None, tpu_device_files=_TPU_DEVICE_FILES, c
     return "mirrored" if gpus > 1 or (not gpus and cpu_replicas > 1) else "one_device"
 
 
-def usable_cores():
-    """The cores this process may run on (its affinity mask where the OS has one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def split_cpu(replicas):
     """Splits the CPU into `replicas` logical devices for `mirrored`: each op on `cores // replicas` threads.
 
@@ -67,7 +65,7 @@ def split_cpu(replicas):
       ValueError: TensorFlow has already started in this process with another configuration.
     """
     cpu = tf.config.list_physical_devices("CPU")[0]
-    threads = max(1, usable_cores() // replicas)
+    threads = max(1, machine.usable_cpus() // replicas)
     current = tf.config.get_logical_device_configuration(cpu) or []
     if len(current) == replicas and tf.config.threading.get_intra_op_parallelism_threads() == threads:
         return  # already split so (a second run in this process)
@@ -86,11 +84,14 @@ def split_cpu_as_configured(config):
     `mirrored`, no GPU); a no-op otherwise, and for values validation refuses. Call it before
     anything runs TensorFlow: validating a config already builds layers."""
     replicas, name = config.get("cpu_replicas", 0), config.get("strategy", "auto")
-    if not isinstance(replicas, int) or replicas < 2 or name not in ("auto", "mirrored"):
-        return
-    if (name == "auto" and auto_strategy(cpu_replicas=replicas) != "mirrored") or tf.config.list_physical_devices("GPU"):
-        return
-    split_cpu(replicas)
+    if isinstance(replicas, int) and name in CPU_REPLICA_STRATEGIES:
+        _split_for(auto_strategy(cpu_replicas=replicas) if name == "auto" else name, replicas)
+
+
+def _split_for(name, cpu_replicas):
+    """`split_cpu` where strategy `name` (`auto` resolved) trains replicas of the CPU: `mirrored` without GPUs."""
+    if name == "mirrored" and cpu_replicas > 1 and not tf.config.list_physical_devices("GPU"):
+        split_cpu(cpu_replicas)
 
 
 def resolve_strategy(name, tpu="", cpu_replicas=0):
@@ -109,7 +110,7 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
     """
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGIES)}")
-    if cpu_replicas > 1 and name not in ("auto", "mirrored"):
+    if cpu_replicas > 1 and name not in CPU_REPLICA_STRATEGIES:
         raise ValueError(f"cpu_replicas={cpu_replicas} trains replicas of the CPU under strategy 'mirrored' or "
                          f"'auto', not {name!r}; expected cpu_replicas=0 or strategy=mirrored")
     if name == "auto":
@@ -118,8 +119,7 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
         gpus = tf.config.list_logical_devices("GPU")
         return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
     if name == "mirrored":
-        if cpu_replicas > 1 and not tf.config.list_physical_devices("GPU"):
-            split_cpu(cpu_replicas)
+        _split_for(name, cpu_replicas)
         devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
         return tf.distribute.MirroredStrategy([device.name for device in devices])
     if name == "multi_worker":

@@ -11,6 +11,7 @@ import warnings
 import keras
 import tensorflow as tf
 
+from zoo import machine
 from zoo.data import DataError
 from zoo.data.tsv_stream import TsvScan
 from zoo.training import callbacks as zoo_callbacks
@@ -109,7 +110,7 @@ def _cpu_split(strategy):
     if not distribute.is_split_cpu(strategy):
         return ""
     threads = tf.config.threading.get_intra_op_parallelism_threads()
-    return f" of the CPU's {distribute.usable_cores()} cores" + (f", {threads} thread(s) an op" if threads else "")
+    return f" of the CPU's {machine.usable_cpus()} cores" + (f", {threads} thread(s) an op" if threads else "")
 
 
 def _data(config, train, batches, static_shapes):

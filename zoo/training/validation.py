@@ -208,8 +208,10 @@ def _cudnn_xla(config, fields):
 
 
 def _cpu_replicas(config, fields):
-    if {"cpu_replicas", "strategy"} <= fields and config.cpu_replicas > 1 and config.strategy not in ("auto",
-                                                                                                   "mirrored"):
+    from zoo.training.distribute import CPU_REPLICA_STRATEGIES
+
+    if {"cpu_replicas", "strategy"} <= fields and config.cpu_replicas > 1 \
+            and config.strategy not in CPU_REPLICA_STRATEGIES:
         yield (f"cpu_replicas={config.cpu_replicas!r} (expected 0 with strategy={config.strategy!r}: replicas of the "
                "CPU train under strategy 'mirrored' or 'auto')")
 
