@@ -141,26 +141,29 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
 
     from zoo.models.flops import TRAIN_TO_FORWARD, forward_flops, train_flops_per_token
 
-    with strategy.scope():
-        model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
-        trainer.compile_model(model, config, jit_compile=jit_compile)
+    from zoo.training import distribute
 
     def data(part):
         return tf.data.Dataset.from_generator(lambda: iter(part), output_signature=spec)
 
     warmup, timed = batches[: FLAGS.warmup_steps], batches[FLAGS.warmup_steps :]
-    started = time.perf_counter()
-    model.fit(data(warmup), verbose=0)
-    compiled = time.perf_counter()
-    history = model.fit(data(timed), verbose=0)
-    finished = time.perf_counter()
-    profile = {}
-    if FLAGS.profile_steps:
-        import step_profile
+    with strategy.scope():  # fit under it, as zoo-train's (zoo.training.placement.fit)
+        model = trainer.build_model(config, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+        trainer.compile_model(model, config, jit_compile=jit_compile)
+        if distribute.is_split_cpu(strategy):  # whose first batch may split unevenly
+            distribute.build_for_fit(model, batches[0])
+        started = time.perf_counter()
+        model.fit(data(warmup), verbose=0)
+        compiled = time.perf_counter()
+        history = model.fit(data(timed), verbose=0)
+        finished = time.perf_counter()
+        profile = {}
+        if FLAGS.profile_steps:
+            import step_profile
 
-        log_dir = FLAGS.profile_dir or tempfile.mkdtemp(prefix="train_profile_")
-        profile = {"profile": step_profile.profiled_fit(model, data(timed[: FLAGS.profile_steps]),
-                                                        FLAGS.profile_steps, log_dir)}
+            log_dir = FLAGS.profile_dir or tempfile.mkdtemp(prefix="train_profile_")
+            profile = {"profile": step_profile.profiled_fit(model, data(timed[: FLAGS.profile_steps]),
+                                                            FLAGS.profile_steps, log_dir)}
     return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
                 warmup_seconds=compiled - started, seconds=finished - compiled,
                 loss=float(history.history["loss"][-1]), params=int(model.count_params()),
