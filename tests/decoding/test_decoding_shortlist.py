@@ -10,7 +10,7 @@ import zoo.models
 from zoo.data import ShortlistTable, learn_shortlist
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding import BeamSearch, Greedy, Sampling, Shortlist, decode, sequence_log_prob
-from zoo.decoding.top_k import BLOCK_SIZE
+from zoo.decoding.extensions import BLOCK_SIZE
 
 # Target tokens 4 and 6 occur 3 times each (4 wins the tie), 7, 8 and 9 once.
 PAIRS = [([4, 5], [4, 6]), ([4, 6], [4, 7]), ([5], [6, 8]), ([4, 5, 5], [4, 6, 9])]

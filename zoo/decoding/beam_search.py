@@ -8,10 +8,9 @@ import tensorflow as tf
 from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import EOS_ID
 from zoo.decoding.beams import Finished, History, gather_beams, merge_finished, static_int, trace_back
-from zoo.decoding.constraints import is_forbidden
+from zoo.decoding.extensions import best_extensions
 from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
 from zoo.decoding.length_penalty import check_length_normalization, length_penalty, ranking_score
-from zoo.decoding.log_softmax import top_k_log_probs
 from zoo.decoding.loop import decode
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
@@ -34,43 +33,6 @@ class BeamState(NamedTuple):
     coverage: tf.Tensor
     history: History
     finished: Finished
-
-
-class Extensions(NamedTuple):
-    """The 2K best one-token extensions of a sentence's live hypotheses, best first, all `(B, 2K)`."""
-
-    log_probs: tf.Tensor
-    parents: tf.Tensor
-    tokens: tf.Tensor
-    is_end: tf.Tensor
-
-
-def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
-    """The 2K extensions with the highest log-probability (all have the same length).
-
-    Only the K best extensions overall and the K best without end token matter; each has
-    at most K - 1 better ones plus the end token and the two never-produced PAD and BOS
-    above it in its own beam, so each beam's K + 3 best tokens hold them all: one pass
-    over `(B, K, V)`, no more.
-
-    Args:
-        step_logits: float32 `(B, K, V)`, or `(B, K, M)` over a shortlist's columns: the
-            step's logits (log-probabilities up to a per-row constant, see `decode`);
-        live_log_probs: float32 `(B, K)`; beam: K.
-        token_ids: None when the columns are the target ids, else a function from columns
-            to target ids (`SearchInputs.token_ids`; ascending, so ties still go to the lower id).
-    """
-    batch_size = tf.shape(step_logits)[0]
-    per_beam = tf.minimum(beam + 3, tf.shape(step_logits)[2])
-    beam_log_probs, beam_tokens = top_k_log_probs(step_logits, k=per_beam)  # (B, K, K + 3)
-    if token_ids is not None:
-        beam_tokens = token_ids(beam_tokens)
-    beam_log_probs = tf.where(is_forbidden(beam_tokens), NEG_INF, beam_log_probs)
-    flat = tf.reshape(tf.expand_dims(live_log_probs, 2) + beam_log_probs, [batch_size, -1])  # beam-major
-    log_probs, index = tf.math.top_k(flat, k=2 * beam)  # (B, 2K), ties: lower index first
-    tokens = tf.gather(tf.reshape(beam_tokens, [batch_size, -1]), index, batch_dims=1)
-    parents = index // per_beam
-    return Extensions(log_probs=log_probs, parents=parents, tokens=tokens, is_end=tf.equal(tokens, EOS_ID))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -5,12 +5,11 @@ handful of tokens per row. `tf.nn.log_softmax` writes every `log p = x - logsume
 in several passes over that tensor, most of them thrown away. Here the normalizer
 `logsumexp(x) = max(x) - log(max(softmax(x)))` comes from one fused softmax pass
 (`softmax(x)` at the argmax is `1 / sum(exp(x - max(x)))`, never below `1 / V`, so its
-logarithm is exact to float32 rounding) and the top-k the search needs anyway.
+logarithm is exact to float32 rounding). Beam search reads that softmax at the row maximum
+it finds anyway (zoo/decoding/extensions.py).
 """
 
 import tensorflow as tf
-
-from zoo.decoding.top_k import blocked_top_k
 
 
 def log_normalizer(logits, probs=None):
@@ -24,18 +23,3 @@ def log_normalizer(logits, probs=None):
     probs = tf.nn.softmax(logits) if probs is None else probs
     largest = tf.reduce_max(logits, axis=-1, keepdims=True)
     return largest - tf.math.log(tf.reduce_max(probs, axis=-1, keepdims=True))
-
-
-def top_k_log_probs(logits, k):
-    """The `k` most probable tokens of each row: `(log_probs (..., k), columns (..., k))`.
-
-    Equal to `blocked_top_k(tf.nn.log_softmax(logits), k)` up to float32 rounding (the
-    order of log-probabilities is that of the logits; ties go to the lower column).
-
-    Args:
-        logits: float32 `(..., V)`, as `log_normalizer`; `k <= V`.
-    """
-    values, columns = blocked_top_k(logits, k=k)  # values[..., 0]: the row maximum
-    batch_dims = len(values.shape) - 1
-    at_max = tf.gather(tf.nn.softmax(logits), columns[..., :1], batch_dims=batch_dims)  # (..., 1)
-    return values - (values[..., :1] - tf.math.log(at_max)), columns

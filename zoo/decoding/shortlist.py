@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
-from zoo.decoding.top_k import BLOCK_SIZE
+from zoo.decoding.extensions import BLOCK_SIZE
 
 
 class Shortlist(tf.Module):
