@@ -66,6 +66,19 @@ def test_dropping_finished_sentences_changes_no_result_and_shrinks_the_steps(nam
     assert_same(graph(SOURCES), expected)
 
 
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_a_graph_traced_for_one_batch_shape_gives_the_same_results(name):
+    # With a static batch size, Grappler's constant folding takes the loop's outputs to keep their
+    # first shape: sizes taken of them after the loop were folded to the whole batch's, and the
+    # parking of the last rows failed ("Outer dimensions of indices and update must match").
+    strategy = STRATEGIES[name]
+    expected = decode(ToyModel(), SOURCES, strategy, compact=False)
+    as_argument = tf.function(lambda source: decode(ToyModel(), source, strategy))
+    assert_same(as_argument(tf.constant(SOURCES)), expected)
+    captured = tf.function(lambda: decode(ToyModel(), tf.constant(SOURCES), strategy))
+    assert_same(captured(), expected)
+
+
 @pytest.mark.parametrize("name", ["beam", "sampling"])
 def test_a_zoo_model_with_a_shortlist_gives_the_same_results_compacted(name):
     model = tiny_model("luong_general")

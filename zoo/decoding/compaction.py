@@ -68,9 +68,12 @@ def scatter_rows(full, axes, index, rows):
             return whole
         if axis == 0:
             return tf.tensor_scatter_nd_update(whole, index[:, None], part)
-        steps = tf.range(tf.shape(whole)[0])  # axis 1: index every (t, row) pair
-        pairs = tf.stack(tf.meshgrid(steps, index, indexing="ij"), axis=-1)  # (T, R, 2)
-        return tf.tensor_scatter_nd_update(whole, pairs, part)
+        # Axis 1 (a time-major history): the same scatter between transposes. Not with (t, row) index
+        # pairs sized by `index`: after the loop Grappler's constant folding takes the loop's outputs
+        # to have their initial shape when the batch size is static, and folds such sizes wrongly.
+        perm = [1, 0, *range(2, len(whole.shape))]
+        update = tf.tensor_scatter_nd_update(tf.transpose(whole, perm), index[:, None], tf.transpose(part, perm))
+        return tf.transpose(update, perm)
 
     return tf.nest.map_structure(scatter, full, axes, rows)
 
