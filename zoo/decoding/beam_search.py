@@ -177,7 +177,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_token=tokens,
             last_parent=parents,
         )
-        finished = merge_finished(state.finished, ended, cut)
+        finished = merge_finished(state.finished, ended, cut, hypotheses=self.hypotheses())
         history = History(
             tokens=write_row(state.history.tokens, t, tokens),
             parents=write_row(state.history.parents, t, parents),

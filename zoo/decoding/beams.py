@@ -107,11 +107,15 @@ def trace_back(steps, history, finished):
     return final[2], (final[3] if aligned else None)
 
 
-def merge_finished(kept, *candidates):
+def merge_finished(kept, *candidates, hypotheses=None):
     """The N best of the `Finished` records `kept` and `candidates` (`(B, N)`, `(B, M_i)`).
 
-    Kept ones come first, so that they win ties; a -inf score is no hypothesis.
+    Kept ones come first, so that they win ties; a -inf score is no hypothesis. `hypotheses`: N when
+    the caller knows it as a Python int (N = 1 then takes an argmax, the same pick as a top-1).
     """
     merged = tf.nest.map_structure(lambda *parts: tf.concat(parts, axis=1), kept, *candidates)
-    _, pick = tf.math.top_k(merged.scores, k=tf.shape(kept.scores)[1])
+    if isinstance(hypotheses, int) and hypotheses == 1:  # the first of the highest scores, as top_k ranks ties
+        pick = tf.argmax(merged.scores, axis=1, output_type=tf.int32)[:, None]
+    else:
+        _, pick = tf.math.top_k(merged.scores, k=tf.shape(kept.scores)[1])
     return gather_beams(merged, pick)

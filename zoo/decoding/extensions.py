@@ -76,23 +76,30 @@ def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
     blocks, num_blocks = _blocks(step_logits, width)  # (B, K, NB, L)
     maxima = tf.reduce_max(blocks, axis=3)  # (B, K, NB)
     normalizer = _normalizer(step_logits, blocks, maxima)  # (B, K), float32
-    first = tf.reduce_max(tf.where(barred(tf.range(BLOCK_SIZE)), NEG_INF, blocks[:, :, 0]), axis=2)
+    first_barred = barred(tf.range(BLOCK_SIZE))  # (L,): PAD, BOS (and columns past a short row's end)
+    first = tf.reduce_max(tf.where(first_barred, NEG_INF, blocks[:, :, 0]), axis=2)
     maxima = tf.concat([first[:, :, None], maxima[:, :, 1:]], axis=2)
     scored = live_log_probs[:, :, None] + (tf.cast(maxima, tf.float32) - normalizer[:, :, None])
     scored = tf.reshape(scored, [batch_size, -1])  # (B, K * NB), beam-major
     _, chosen = tf.math.top_k(scored, k=tf.minimum(2 * beam, tf.shape(scored)[1]))
     chosen = tf.sort(chosen, axis=1)  # index order, for the ties  (B, C)
-    parents_of_blocks = chosen // num_blocks
+    parents_of_blocks, block_of = chosen // num_blocks, chosen % num_blocks
     candidates = tf.gather(tf.reshape(blocks, [batch_size, -1, BLOCK_SIZE]), chosen, batch_dims=1)  # (B, C, L)
     live = tf.gather(live_log_probs, parents_of_blocks, batch_dims=1)[:, :, None]
     offset = tf.gather(normalizer, parents_of_blocks, batch_dims=1)[:, :, None]
     candidates = live + (tf.cast(candidates, tf.float32) - offset)
-    columns = (chosen % num_blocks)[:, :, None] * BLOCK_SIZE + tf.range(BLOCK_SIZE)  # (B, C, L)
-    candidates = tf.reshape(tf.where(barred(columns), NEG_INF, candidates), [batch_size, -1])
+    # Barred columns lie in the first block (PAD, BOS) and, when L does not divide V, past the row's end in the
+    # last: a mask of the (B, C) chosen blocks and the L columns of a block, not of every candidate's column.
+    barred_here = tf.equal(block_of, 0)[:, :, None] & first_barred
+    if step_logits.shape[-1] is None or step_logits.shape[-1] % BLOCK_SIZE:
+        past_end = (num_blocks - 1) * BLOCK_SIZE + tf.range(BLOCK_SIZE) >= width
+        barred_here |= tf.equal(block_of, num_blocks - 1)[:, :, None] & past_end
+    candidates = tf.reshape(tf.where(barred_here, NEG_INF, candidates), [batch_size, -1])
     log_probs, index = tf.math.top_k(candidates, k=2 * beam)  # (B, 2K), ties: lower index first
-    parents = tf.gather(parents_of_blocks, index // BLOCK_SIZE, batch_dims=1)
-    columns = tf.minimum(tf.reshape(columns, [batch_size, -1]), width - 1)  # a real token even at -inf
-    tokens = ids_of(tf.gather(columns, index, batch_dims=1))
+    slot = index // BLOCK_SIZE  # the chosen block each extension lies in
+    parents = tf.gather(parents_of_blocks, slot, batch_dims=1)
+    columns = tf.gather(block_of, slot, batch_dims=1) * BLOCK_SIZE + index % BLOCK_SIZE
+    tokens = ids_of(tf.minimum(columns, width - 1))  # a real token even at -inf
     return Extensions(log_probs=log_probs, parents=parents, tokens=tokens, is_end=tf.equal(tokens, EOS_ID))
 
 
