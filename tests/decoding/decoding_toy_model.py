@@ -78,6 +78,27 @@ class ToyModel:
         return tf.stack(outputs, axis=1)
 
 
+class StepRecorder:
+    """Wraps a model and records the shape `(B, K)` of the token ids of each `step` call (eager decoding),
+    checking that the memory has as many sentences."""
+
+    def __init__(self, model):
+        self.model, self.shapes = model, []
+
+    @property
+    def rows(self):
+        """The sentences of each call."""
+        return [shape[0] for shape in self.shapes]
+
+    def encode(self, source_ids):
+        return self.model.encode(source_ids)
+
+    def step(self, token_ids, state, memory):
+        self.shapes.append(tuple(token_ids.shape))
+        assert all(s.shape[0] == token_ids.shape[0] for s in tf.nest.flatten(memory))
+        return self.model.step(token_ids, state, memory)
+
+
 class MarkovModel:
     """Next-token log-probabilities that depend on the previous token only: a hand-made search problem.
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from decoding_toy_model import ToyModel
+from decoding_toy_model import StepRecorder, ToyModel
 from test_decoding_presets import tiny_model
 from test_decoding_shortlist import restricting_table
 
@@ -28,21 +28,6 @@ STRATEGIES = {
 }
 
 
-class RowCounter:
-    """A model that records how many sentences each `step` call received (eagerly)."""
-
-    def __init__(self, model):
-        self.model, self.rows = model, []
-
-    def encode(self, source_ids):
-        return self.model.encode(source_ids)
-
-    def step(self, token_ids, state, memory):
-        self.rows.append(int(token_ids.shape[0]))
-        assert all(s.shape[0] == token_ids.shape[0] for s in tf.nest.flatten(memory))
-        return self.model.step(token_ids, state, memory)
-
-
 def assert_same(result, expected):
     for field in result._fields:
         np.testing.assert_allclose(getattr(result, field), getattr(expected, field), rtol=1e-5, atol=1e-6,
@@ -52,9 +37,9 @@ def assert_same(result, expected):
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_dropping_finished_sentences_changes_no_result_and_shrinks_the_steps(name):
     strategy = STRATEGIES[name]
-    counter = RowCounter(ToyModel())
+    counter = StepRecorder(ToyModel())
     compacted = decode(counter, SOURCES, strategy)
-    whole = RowCounter(ToyModel())
+    whole = StepRecorder(ToyModel())
     expected = decode(whole, SOURCES, strategy, compact=False)
     assert_same(compacted, expected)
     assert set(whole.rows) == {len(SOURCES)}

@@ -61,7 +61,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
     The encoder memory is computed once per sentence and shared by its beams;
     only the decoder state is carried per beam `(B, K, ...)` and reordered with
-    `gather_beams`. Token, parent and attention histories are written once per
+    `gather_beams`. The first step runs the model on one row per sentence (its K
+    hypotheses are all the same there, see `first_view`), the later ones on K. Token, parent and attention histories are written once per
     step and the returned hypotheses are traced back at the end, so no history
     is copied per step. Under `jit_compile=True` XLA treats `beam_width`,
     `num_hypotheses` and `max_length` as compile-time constants.
@@ -144,7 +145,8 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     def advance(self, inputs, loop, logits, attention):
         beam, state, t = self.width(), loop.search, loop.step
         length = t + 1  # tokens in every extension
-        top = best_extensions(logits, state.live_log_probs, beam, inputs.token_ids)
+        one_row = loop.tokens.shape[1] == 1 and not (isinstance(beam, int) and beam == 1)  # see `first_view`
+        top = best_extensions(logits, state.live_log_probs, beam, inputs.token_ids, one_row=one_row)
         covered = state.coverage + attention if self.covers() else None  # (B, K, S), rows by parent beam
 
         # End-token extensions among the K best finish. (A mask, not a slice [:, :K]: XLA only
@@ -178,10 +180,11 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_parent=parents,
         )
         finished = merge_finished(state.finished, ended, cut, hypotheses=self.hypotheses())
+        aligned = tf.repeat(attention, beam, axis=1) if one_row else attention  # rows by parent beam, K of them
         history = History(
             tokens=write_row(state.history.tokens, t, tokens),
             parents=write_row(state.history.parents, t, parents),
-            attention=write_row(state.history.attention, t, attention) if self.alignments else state.history.attention,
+            attention=write_row(state.history.attention, t, aligned) if self.alignments else state.history.attention,
         )
         done = loop.done | at_limit | self.cannot_improve(live_log_probs, length, inputs.limits, finished)
         search = BeamState(live_log_probs, state.coverage if coverage is None else coverage, history, finished)
@@ -213,6 +216,11 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         if self.stopping == "approximate":  # or scored at the length they have now
             cannot |= best / length_penalty(length, self.length_penalty, self.length_normalization) <= worst
         return cannot
+
+    def first_view(self, search):
+        """The first step extends one hypothesis per sentence (the others start at -inf): its state alone."""
+        coverage = search.coverage[:, :1] if self.covers() else search.coverage
+        return search._replace(live_log_probs=search.live_log_probs[:, :1], coverage=coverage)
 
     def batch_axes(self, search):
         time_major = History(tokens=1, parents=1, attention=1 if self.alignments else None)

@@ -51,7 +51,7 @@ class Extensions(NamedTuple):
     is_end: tf.Tensor
 
 
-def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
+def best_extensions(step_logits, live_log_probs, beam, token_ids=None, one_row=False):
     """The 2K extensions with the highest log-probability (all have the same length).
 
     Args:
@@ -61,6 +61,8 @@ def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
             int or an int32 scalar tensor.
         token_ids: None when the columns are the target ids, else a function from columns
             to target ids (`SearchInputs.token_ids`; ascending).
+        one_row: True when each sentence has one row (K rows of logits only from the second step on:
+            `BeamSearch.first_view`): its blocks may then hold fewer than 2K columns, and -inf fills up.
 
     Returns:
         `Extensions`: log-probabilities float32, parents (the beam each extends), tokens
@@ -95,8 +97,14 @@ def best_extensions(step_logits, live_log_probs, beam, token_ids=None):
         past_end = (num_blocks - 1) * BLOCK_SIZE + tf.range(BLOCK_SIZE) >= width
         barred_here |= tf.equal(block_of, num_blocks - 1)[:, :, None] & past_end
     candidates = tf.reshape(tf.where(barred_here, NEG_INF, candidates), [batch_size, -1])
+    one_row = one_row and not (isinstance(beam, int) and 2 * beam <= BLOCK_SIZE)  # else a block holds 2K
+    if one_row:
+        shortfall = tf.maximum(2 * beam - tf.shape(candidates)[1], 0)
+        candidates = tf.pad(candidates, [[0, 0], [0, shortfall]], constant_values=NEG_INF)
     log_probs, index = tf.math.top_k(candidates, k=2 * beam)  # (B, 2K), ties: lower index first
     slot = index // BLOCK_SIZE  # the chosen block each extension lies in
+    if one_row:
+        slot = tf.minimum(slot, tf.shape(chosen)[1] - 1)
     parents = tf.gather(parents_of_blocks, slot, batch_dims=1)
     columns = tf.gather(block_of, slot, batch_dims=1) * BLOCK_SIZE + index % BLOCK_SIZE
     tokens = ids_of(tf.minimum(columns, width - 1))  # a real token even at -inf

@@ -166,6 +166,11 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None, compact
         index=tf.range(inputs.batch_size), source_ids=inputs.source_ids, source_mask=inputs.source_mask,
         limits=inputs.limits, memory=inputs.memory, allowed=() if inputs.allowed is None else inputs.allowed,
     )
+    first_view = None if isinstance(width, int) and width == 1 else strategy.first_view(start.search)
+    if first_view is not None:  # step 0 on one row per sentence: the K hypotheses are all the same there
+        first = start._replace(tokens=tf.fill([inputs.batch_size, 1], BOS_ID),
+                               decoder_state=expand_beams(inputs.initial_state, 1), search=first_view)
+        start = _step(model, strategy, inputs, first, rows)
     parked = start.search if compacts else ()  # the search state of every sentence that left the loop
     axes = strategy.batch_axes(start.search)
 

@@ -57,6 +57,11 @@ class DecodingStrategy:
       leading dim by default. The loop drops finished sentences with it (their search
       state waits in a full-batch copy until `finish`), so `advance` sees only the
       sentences still searching, and `finish` gets the whole batch.
+    - optionally `first_view(search)`: with K > 1, the search state as the first step's
+      `advance` should see it when the model runs on one row per sentence (every hypothesis
+      starts from the same state and token, so the other K - 1 rows would repeat it): its
+      per-hypothesis tensors cut to their first hypothesis, `advance` returning K again. None
+      (the default): the first step runs on all K rows like the others.
     """
 
     name = None
@@ -85,6 +90,9 @@ class DecodingStrategy:
 
     def batch_axes(self, search):
         return tf.nest.map_structure(lambda _: 0, search)
+
+    def first_view(self, search):
+        return None
 
 
 def names():
