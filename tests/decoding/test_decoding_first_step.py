@@ -56,3 +56,17 @@ def test_the_same_results_as_running_every_row(mode, width, coverage, alignments
     np.testing.assert_allclose(got.scores.numpy(), expected.scores.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got.log_probs.numpy(), expected.log_probs.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got.attention.numpy(), expected.attention.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["eager", "graph"])
+def test_an_empty_batch_runs_no_step(mode):
+    model = StepRecorder(ToyModel(seed=5))
+    empty = np.zeros([0, 3], np.int32)
+    if mode == "graph":
+        search = tf.function(lambda s: decode(model.model, s, BeamSearch(3, num_hypotheses=2)),
+                             input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        result = search(empty)
+    else:
+        result = decode(model, empty, BeamSearch(3, num_hypotheses=2))
+        assert model.shapes == []
+    assert result.ids.shape[:2] == (0, 2) and result.scores.shape == (0, 2)

@@ -166,16 +166,17 @@ def decode(model, source_ids, strategy, max_length=None, shortlist=None, compact
         index=tf.range(inputs.batch_size), source_ids=inputs.source_ids, source_mask=inputs.source_mask,
         limits=inputs.limits, memory=inputs.memory, allowed=() if inputs.allowed is None else inputs.allowed,
     )
+
+    def keep_going(loop, *unused):
+        return tf.logical_and(loop.step < inputs.buffer_length, tf.logical_not(tf.reduce_all(loop.done)))
+
     first_view = None if isinstance(width, int) and width == 1 else strategy.first_view(start.search)
     if first_view is not None:  # step 0 on one row per sentence: the K hypotheses are all the same there
         first = start._replace(tokens=tf.fill([inputs.batch_size, 1], BOS_ID),
                                decoder_state=expand_beams(inputs.initial_state, 1), search=first_view)
-        start = _step(model, strategy, inputs, first, rows)
+        start = tf.cond(keep_going(start), lambda: _step(model, strategy, inputs, first, rows), lambda: start)
     parked = start.search if compacts else ()  # the search state of every sentence that left the loop
     axes = strategy.batch_axes(start.search)
-
-    def keep_going(loop, rows, parked):
-        return tf.logical_and(loop.step < inputs.buffer_length, tf.logical_not(tf.reduce_all(loop.done)))
 
     def one_step(loop, rows, parked):
         loop = _step(model, strategy, inputs, loop, rows)
