@@ -62,9 +62,10 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     The encoder memory is computed once per sentence and shared by its beams;
     only the decoder state is carried per beam `(B, K, ...)` and reordered with
     `gather_beams`. The first step runs the model on one row per sentence (its K
-    hypotheses are all the same there, see `first_view`), the later ones on K. Token, parent and attention histories are written once per
-    step and the returned hypotheses are traced back at the end, so no history
-    is copied per step. Under `jit_compile=True` XLA treats `beam_width`,
+    hypotheses are all the same there, see `first_view`), the later ones on K.
+    Token, parent and attention histories are written once per step and the
+    returned hypotheses are traced back at the end, so no history is copied per
+    step. Under `jit_compile=True` XLA treats `beam_width`,
     `num_hypotheses` and `max_length` as compile-time constants.
 
     Args:
