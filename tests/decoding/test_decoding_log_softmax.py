@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.decoding.log_softmax import log_normalizer
+from zoo.decoding.log_softmax import argmax_and_normalizer, log_normalizer
 
 
 def logits_with_holes(shape, seed, scale=8.0):
@@ -27,3 +27,16 @@ def test_the_same_under_xla():
     logits = tf.constant(logits_with_holes((2, 5, 700), seed=1))
     compiled = tf.function(log_normalizer, jit_compile=True)
     np.testing.assert_allclose(compiled(logits).numpy(), log_normalizer(logits).numpy(), rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("vocab", [50, 8000])
+def test_the_argmax_and_normalizer_are_those_of_the_rows(vocab):
+    logits = logits_with_holes((3, 4, vocab), seed=vocab + 1)
+    logits[1, 2, [7, 9]] = 95.0  # a tie: the lower column
+    column, normalizer = argmax_and_normalizer(tf.constant(logits))
+    np.testing.assert_array_equal(column.numpy(), np.argmax(logits, axis=-1))
+    assert column.numpy()[1, 2] == 7
+    np.testing.assert_array_equal(normalizer.numpy(), log_normalizer(tf.constant(logits)).numpy())
+    compiled = tf.function(argmax_and_normalizer, jit_compile=True)(tf.constant(logits))
+    np.testing.assert_array_equal(compiled[0].numpy(), column.numpy())
+    np.testing.assert_allclose(compiled[1].numpy(), normalizer.numpy(), rtol=1e-6, atol=1e-5)

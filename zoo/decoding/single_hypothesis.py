@@ -5,8 +5,8 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
-from zoo.decoding.constraints import forbid_special_tokens
-from zoo.decoding.log_softmax import log_normalizer
+from zoo.decoding.constraints import forbid_special_tokens, is_forbidden
+from zoo.decoding.log_softmax import argmax_and_normalizer, log_normalizer
 from zoo.decoding.history import attention_buffer, no_alignments, write_row
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
@@ -53,6 +53,7 @@ class SingleHypothesisSearch(DecodingStrategy):
 
     alignments = True
     chooses_from_logits = False  # True: `choose` gets logits (log-probabilities up to a per-row constant)
+    chooses_argmax = False  # True: `choose` is the argmax of the allowed logits, which `advance` finds itself
 
     def width(self):
         return 1
@@ -87,10 +88,13 @@ class SingleHypothesisSearch(DecodingStrategy):
     def advance(self, inputs, loop, logits, attention):
         state, t = loop.search, loop.step
         logits = logits[:, 0]  # (B, V) or (B, M)
-        normalizer = log_normalizer(logits)  # (B, 1): log p = logits - normalizer
-        allowed = forbid_special_tokens(logits, inputs.output_ids)
-        # Only what `choose` reads is normalized: an argmax needs no log-softmax.
-        column = self.choose(allowed if self.chooses_from_logits else allowed - normalizer, t, state.choice)  # (B,)
+        if self.chooses_argmax:
+            column, normalizer = _best_allowed(logits, inputs)
+        else:
+            normalizer = log_normalizer(logits)  # (B, 1): log p = logits - normalizer
+            allowed = forbid_special_tokens(logits, inputs.output_ids)
+            # Only what `choose` reads is normalized: an argmax needs no log-softmax.
+            column = self.choose(allowed if self.chooses_from_logits else allowed - normalizer, t, state.choice)  # (B,)
         token_log_prob = tf.gather(logits, column, batch_dims=1) - normalizer[:, 0]
         attention = attention[:, 0]  # (B, S)
         active = tf.logical_not(loop.done)
@@ -127,3 +131,20 @@ class SingleHypothesisSearch(DecodingStrategy):
             log_probs=search.log_probs[:, None],
             attention=attention,
         )
+
+
+def _best_allowed(logits, inputs):
+    """`(column, normalizer)`: each row's argmax over the tokens it may produce, int32 `(B,)`, and its
+    `logsumexp` float32 `(B, 1)`, both from the argmax of the whole row (`argmax_and_normalizer`).
+
+    PAD and BOS are masked only when a row's maximum lies on one of them, which a trained
+    model all but never gives: otherwise that row's argmax is already the lowest column of
+    the allowed maximum (masking only lowers forbidden logits), and the `(B, V)` mask costs a
+    pass over the logits at every step.
+    """
+    best, normalizer = argmax_and_normalizer(logits)
+    return tf.cond(
+        tf.reduce_any(is_forbidden(inputs.token_ids(best))),
+        lambda: tf.argmax(forbid_special_tokens(logits, inputs.output_ids), axis=-1, output_type=tf.int32),
+        lambda: best,
+    ), normalizer
