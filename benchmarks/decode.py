@@ -18,6 +18,11 @@ time and in process CPU time (steadier on a shared machine; both the fastest of
 every search at a mode and batch size are interleaved (greedy, beam 5, ..., greedy, beam 5,
 ...), so that a ratio compares runs made under the same load.
 
+With `--masked_greedy` greedy search is also timed as it was before it took its argmax from
+the whole row (row `greedy_masked`: PAD and BOS masked in every row at every step, a pass
+over the logits; docs/decoding.md), interleaved with the rest: its `cost_vs_greedy` is the
+shipped greedy's speed-up, and its translations are the same.
+
 The timed sentences are batched in order of source length (`--sort_by_length`, as `zoo-eval`
 and `zoo-translate` batch them); `--nosort_by_length` keeps the file's order, where a batch
 decodes until its longest sentence is done.
@@ -87,6 +92,8 @@ flags.DEFINE_bool("alignments", False, "keep each search's attention alignments 
 flags.DEFINE_bool("compact", True, "drop finished sentences from the loop's batch (zoo.decoding.decode's default; "
                   "--nocompact runs every row to the end of its batch)")
 flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed)")
+flags.DEFINE_bool("masked_greedy", False, "also time greedy search masking PAD and BOS in every row at every step "
+                  "(row greedy_masked: Greedy before it took its argmax from the whole row, docs/decoding.md)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
 flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
 flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch); 0 = every "
@@ -315,16 +322,16 @@ def add_ratios(results):
     return summary
 
 
-def searches_of(model, max_length, shortlist, sampling):
-    """`(search, graph, graph_single)`: `search(source, width)` (width None: greedy, `sampling`,
-    or a beam width) with `shortlist`, one graph for every beam width (a run-time tensor) and
-    one per other strategy."""
+def searches_of(model, max_length, shortlist, singles):
+    """`(search, graph, graph_single)`: `search(source, width)` (width None: greedy, one of the
+    strategies `singles`, or a beam width) with `shortlist`, one graph for every beam width (a
+    run-time tensor) and one per other strategy."""
     import tensorflow as tf
 
     from zoo.decoding import BeamSearch, Greedy, Sampling, decode
 
     def search(source, width, stopping="exact"):
-        if width is None or isinstance(width, Sampling):
+        if width is None or isinstance(width, (Greedy, Sampling)):
             strategy = width or Greedy(alignments=FLAGS.alignments)
             return decode(model, source, strategy, max_length=max_length, shortlist=shortlist, compact=FLAGS.compact)
         strategy = BeamSearch(width, length_penalty=FLAGS.length_penalty, stopping=stopping,
@@ -336,7 +343,7 @@ def searches_of(model, max_length, shortlist, sampling):
              for stopping in FLAGS.stopping}  # one graph of every beam width per stopping rule
     graph_single = {strategy: tf.function(lambda source, s=strategy: search(source, s),
                                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
-                    for strategy in (None, sampling)}
+                    for strategy in (None, *singles)}
     return search, graph, graph_single
 
 
@@ -351,7 +358,10 @@ def main(argv):
     import numpy as np
     import tensorflow as tf
 
-    from zoo.decoding import Sampling, Shortlist
+    from zoo.decoding import Greedy, Sampling, Shortlist
+
+    class MaskedGreedy(Greedy):  # unregistered: Greedy's every-step mask, the code before `chooses_argmax`
+        chooses_argmax = False
 
     model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
@@ -363,12 +373,15 @@ def main(argv):
                         alignments=FLAGS.alignments)
     if FLAGS.sampling:
         searches["sampling"] = sampling
+    if FLAGS.masked_greedy:
+        searches["greedy_masked"] = MaskedGreedy(alignments=FLAGS.alignments)
+    singles = [strategy for strategy in searches.values() if isinstance(strategy, (Greedy, Sampling))]
     results = []
     lists = {"none": None, **tables}
     for mode in FLAGS.modes:
         shortlists = {label: None if table is None else Shortlist(table, static_shapes=mode == "xla")
                       for label, table in lists.items()}
-        runs = {label: searches_of(model, max_length, shortlist, sampling) for label, shortlist in shortlists.items()}
+        runs = {label: searches_of(model, max_length, shortlist, singles) for label, shortlist in shortlists.items()}
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)

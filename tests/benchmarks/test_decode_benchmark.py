@@ -11,18 +11,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order, batches", [("--sort_by_length", "length-sorted (as zoo-eval)"),
-                                            ("--nosort_by_length", "in file order")])
-def test_decode_benchmark_times_greedy_and_beam_search(order, batches):
+@pytest.mark.parametrize("order, batches, masked", [("--sort_by_length", "length-sorted (as zoo-eval)", False),
+                                                    ("--nosort_by_length", "in file order", True)])
+def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", "decode.py"), "--vocab_size=40", "--source_length=6",
                "--max_length=5", "--batch_sizes=4", "--beam_widths=2", "--modes=graph", "--sentences=8",
-               "--repeats=1", "--nosampling", order]
+               "--repeats=1", "--nosampling", order] + (["--masked_greedy"] if masked else [])
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
     report = json.loads(finished.stdout)
     assert report["batches"] == batches and report["target_vocab_size"] == 40
     rows = {row["search"]: row for row in report["results"]}
-    assert sorted(rows) == ["beam2", "greedy"]
+    assert sorted(rows) == ["beam2", "greedy"] + (["greedy_masked"] if masked else [])
     for row in rows.values():
         assert row["sentences"] == 8 and row["sentences_per_second"] > 0
         assert row["mean_best_length"] == 5  # the random model never ends: max_length steps
