@@ -5,7 +5,7 @@ import tensorflow as tf
 from decoding_toy_model import ALLOWED_TOKENS, MarkovModel, ToyModel, hypotheses, reference_score
 
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
-from zoo.decoding import greedy_search
+from zoo.decoding import Greedy, greedy_search
 from zoo.decoding.loop import SearchInputs
 from zoo.decoding.single_hypothesis import _best_allowed
 
@@ -102,6 +102,9 @@ def test_greedy_scores_use_the_length_and_coverage_penalties():
 
 
 def test_the_argmax_masks_pad_and_bos_only_in_a_batch_whose_maximum_lies_on_one():
+    def argmax(x):
+        return Greedy().choose(x, 0, ())
+
     rng = np.random.default_rng(3)
     logits = rng.normal(size=(6, 40)).astype(np.float32)
     logits[2, 25] = logits[2, 31] = 9.0  # a tie among allowed tokens: the lower one
@@ -113,10 +116,10 @@ def test_the_argmax_masks_pad_and_bos_only_in_a_batch_whose_maximum_lies_on_one(
         ids = np.arange(40) if output_ids is None else output_ids.numpy()
         allowed = np.where((ids == PAD_ID) | (ids == BOS_ID), -np.inf, rows)
         expected_normalizer = np.log(np.exp(rows.astype(np.float64)).sum(-1, keepdims=True))
-        eager = _best_allowed(tf.constant(rows), inputs)
-        graph = tf.function(lambda x: _best_allowed(x, inputs))(tf.constant(rows))
-        compiled = tf.function(lambda x: _best_allowed(x, inputs), jit_compile=True)(tf.constant(rows))
+        eager = _best_allowed(argmax, tf.constant(rows), inputs)
+        graph = tf.function(lambda x: _best_allowed(argmax, x, inputs))(tf.constant(rows))
+        compiled = tf.function(lambda x: _best_allowed(argmax, x, inputs), jit_compile=True)(tf.constant(rows))
         for column, normalizer in (eager, graph, compiled):
             np.testing.assert_array_equal(column.numpy(), np.argmax(allowed, axis=-1))
             np.testing.assert_allclose(normalizer.numpy(), expected_normalizer, rtol=1e-5)
-    assert _best_allowed(tf.constant(logits), SearchInputs(*[None] * 6))[0].numpy()[2] == 25
+    assert _best_allowed(argmax, tf.constant(logits), SearchInputs(*[None] * 6))[0].numpy()[2] == 25

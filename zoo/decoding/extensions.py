@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
 from zoo.decoding.constraints import is_forbidden
+from zoo.decoding.log_softmax import log_normalizer_at
 
 BLOCK_SIZE = 64  # columns per block: a row whose length it divides is read without a padded copy
 NEG_INF = float("-inf")
@@ -132,6 +133,4 @@ def _normalizer(logits, blocks, maxima):
     best_block = tf.argmax(maxima, axis=2, output_type=tf.int32)  # (B, K): the lowest block of the max
     in_block = tf.argmax(tf.gather(blocks, best_block, batch_dims=2), axis=2, output_type=tf.int32)
     column = best_block * BLOCK_SIZE + in_block  # the lowest column of the row maximum
-    largest = tf.cast(tf.reduce_max(maxima, axis=2), tf.float32)
-    at_max = tf.gather(tf.nn.softmax(logits), column[:, :, None], batch_dims=2)[:, :, 0]
-    return largest - tf.math.log(tf.cast(at_max, tf.float32))
+    return log_normalizer_at(logits, column)[:, :, 0]

@@ -36,7 +36,7 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
         check_length_normalization(self.length_normalization)
 
     chooses_from_logits = True  # the argmax of the logits is that of the log-probabilities
-    chooses_argmax = True  # `advance` takes it without masking every row (`_best_allowed`)
+    chooses_argmax = True  # `advance` calls it on the unmasked logits, masking only where needed (`_best_allowed`)
 
     def choose(self, log_probs, step, choice):
         return tf.argmax(log_probs, axis=-1, output_type=tf.int32)

@@ -5,8 +5,9 @@ handful of tokens per row. `tf.nn.log_softmax` writes every `log p = x - logsume
 in several passes over that tensor, most of them thrown away. Here the normalizer
 `logsumexp(x) = max(x) - log(max(softmax(x)))` comes from one fused softmax pass
 (`softmax(x)` at the argmax is `1 / sum(exp(x - max(x)))`, never below `1 / V`, so its
-logarithm is exact to float32 rounding). Beam search reads that softmax at the row maximum
-it finds anyway (zoo/decoding/extensions.py).
+logarithm is exact to float32 rounding). Greedy and beam search read that softmax at the row
+maximum they find anyway (`log_normalizer_at`; zoo/decoding/single_hypothesis.py and
+zoo/decoding/extensions.py).
 """
 
 import tensorflow as tf
@@ -25,15 +26,17 @@ def log_normalizer(logits, probs=None):
     return largest - tf.math.log(tf.reduce_max(probs, axis=-1, keepdims=True))
 
 
-def argmax_and_normalizer(logits):
-    """`(column, normalizer)`: each row's lowest column of its maximum, int32 `(...)`, and its
-    `logsumexp`, float32 `(..., 1)`: `log_normalizer` read at that column, from one softmax pass
-    and one argmax instead of two more reductions over the rows.
+def log_normalizer_at(logits, column):
+    """`log_normalizer(logits)`, float32 `(..., 1)`, for a caller that knows where each row's maximum is:
+    the logit and the softmax read at that column, without two more reductions over the rows.
 
     Args:
-        logits: float32 `(..., V)`, as for `log_normalizer`.
+        logits: float `(..., V)`, as for `log_normalizer` (any float dtype; the result is float32).
+        column: int32 `(...)`: a column of each row's maximum.
     """
-    column = tf.argmax(logits, axis=-1, output_type=tf.int32)
     batch_dims = len(logits.shape) - 1
-    at = lambda values: tf.gather(values, column[..., None], batch_dims=batch_dims)  # noqa: E731
-    return column, at(logits) - tf.math.log(at(tf.nn.softmax(logits)))
+
+    def at(values):
+        return tf.cast(tf.gather(values, column[..., None], batch_dims=batch_dims), tf.float32)
+
+    return at(logits) - tf.math.log(at(tf.nn.softmax(logits)))

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from zoo.data.vocabulary import EOS_ID, PAD_ID
 from zoo.decoding.constraints import forbid_special_tokens, is_forbidden
-from zoo.decoding.log_softmax import argmax_and_normalizer, log_normalizer
+from zoo.decoding.log_softmax import log_normalizer, log_normalizer_at
 from zoo.decoding.history import attention_buffer, no_alignments, write_row
 from zoo.decoding.result import DecodingResult
 from zoo.decoding.strategy import Advance, DecodingStrategy
@@ -53,7 +53,7 @@ class SingleHypothesisSearch(DecodingStrategy):
 
     alignments = True
     chooses_from_logits = False  # True: `choose` gets logits (log-probabilities up to a per-row constant)
-    chooses_argmax = False  # True: `choose` is the argmax of the allowed logits, which `advance` finds itself
+    chooses_argmax = False  # True: `choose` is an argmax, so `advance` may call it on the unmasked logits
 
     def width(self):
         return 1
@@ -89,7 +89,7 @@ class SingleHypothesisSearch(DecodingStrategy):
         state, t = loop.search, loop.step
         logits = logits[:, 0]  # (B, V) or (B, M)
         if self.chooses_argmax:
-            column, normalizer = _best_allowed(logits, inputs)
+            column, normalizer = _best_allowed(lambda x: self.choose(x, t, state.choice), logits, inputs)
         else:
             normalizer = log_normalizer(logits)  # (B, 1): log p = logits - normalizer
             allowed = forbid_special_tokens(logits, inputs.output_ids)
@@ -133,18 +133,19 @@ class SingleHypothesisSearch(DecodingStrategy):
         )
 
 
-def _best_allowed(logits, inputs):
+def _best_allowed(argmax, logits, inputs):
     """`(column, normalizer)`: each row's argmax over the tokens it may produce, int32 `(B,)`, and its
-    `logsumexp` float32 `(B, 1)`, both from the argmax of the whole row (`argmax_and_normalizer`).
+    `logsumexp` float32 `(B, 1)`, read at the argmax of the whole row (`log_normalizer_at`).
 
-    PAD and BOS are masked only when a row's maximum lies on one of them, which a trained
-    model all but never gives: otherwise that row's argmax is already the lowest column of
-    the allowed maximum (masking only lowers forbidden logits), and the `(B, V)` mask costs a
-    pass over the logits at every step.
+    `argmax(logits (B, V)) -> (B,)` is the strategy's `choose`: the lowest column of each row's
+    maximum. PAD and BOS are masked, and `argmax` taken again, only when a row's maximum lies on
+    one of them, which a trained model all but never gives: otherwise that row's argmax is already
+    the lowest column of the allowed maximum (masking only lowers forbidden logits), and the
+    `(B, V)` mask costs a pass over the logits at every step.
     """
-    best, normalizer = argmax_and_normalizer(logits)
+    best = argmax(logits)
     return tf.cond(
         tf.reduce_any(is_forbidden(inputs.token_ids(best))),
-        lambda: tf.argmax(forbid_special_tokens(logits, inputs.output_ids), axis=-1, output_type=tf.int32),
+        lambda: argmax(forbid_special_tokens(logits, inputs.output_ids)),
         lambda: best,
-    ), normalizer
+    ), log_normalizer_at(logits, best)
