@@ -16,7 +16,10 @@ sentences/s, the cost of each search per sentence relative to greedy at the same
 time and in process CPU time (steadier on a shared machine; both the fastest of
 `--repeats`), and the peak resident memory growth during each measurement. The repeats of
 every search at a mode and batch size are interleaved (greedy, beam 5, ..., greedy, beam 5,
-...), so that a ratio compares runs made under the same load.
+...), so that a ratio compares runs made under the same load: each row also keeps every
+repeat's seconds (`repeat_seconds`) and its cost over greedy's in each repeat
+(`paired_costs_vs_greedy`), whose median the summary gives beside the fastest-over-fastest
+ratio (`wall_paired_median` beside `wall`).
 
 With `--masked_greedy` greedy search is also timed as it was before it took its argmax from
 the whole row (row `greedy_masked`: PAD and BOS masked in every row at every step, a pass
@@ -239,9 +242,9 @@ def time_interleaved(runs, batches):
     run 1, run 2, ...), so that a shared machine's changing load falls on all of them alike and
     their ratios (beam over greedy) are taken under the same conditions.
 
-    Returns, per run, `(seconds, cpu_seconds, decoded, peak_rss_growth_mib)`: the fastest
-    repetition's wall and CPU seconds, the last repetition's results, and the largest
-    resident memory growth during any of its repetitions."""
+    Returns, per run, `(seconds, cpu_seconds, decoded, peak_rss_growth_mib, repeat_seconds)`: the
+    fastest repetition's wall and CPU seconds, the last repetition's results, the largest
+    resident memory growth during any of its repetitions, and every repetition's wall seconds in order."""
     timings = [[[], [], None, 0.0] for _ in runs]
     for _ in range(FLAGS.repeats):
         for run, timing in zip(runs, timings):
@@ -253,7 +256,7 @@ def time_interleaved(runs, batches):
                 timing[0].append(time.perf_counter() - started)
                 timing[1].append(time.process_time() - cpu_started)
             timing[2], timing[3] = decoded, max(timing[3], memory.growth_mib)
-    return [(min(seconds), min(cpu), decoded, growth) for seconds, cpu, decoded, growth in timings]
+    return [(min(seconds), min(cpu), decoded, growth, seconds) for seconds, cpu, decoded, growth in timings]
 
 
 def measured(timing, batches, warmup, scorer=None):
@@ -261,11 +264,12 @@ def measured(timing, batches, warmup, scorer=None):
     of the batches' best translations, or None."""
     import numpy as np
 
-    seconds, cpu_seconds, decoded, growth = timing
+    seconds, cpu_seconds, decoded, growth, repeats = timing
     count = sum(len(b) for b in batches)
     lengths = [r.lengths.numpy() for r in decoded]
     return {
         "sentences": count, "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
+        "repeat_seconds": [round(value, 4) for value in repeats],
         "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
         "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
         "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(growth, 1),
@@ -299,13 +303,15 @@ def add_ratios(results):
         greedy = same(row, search="greedy")
         row["cost_vs_greedy"] = round(greedy["sentences_per_second"] / row["sentences_per_second"], 2)
         row["cpu_cost_vs_greedy"] = round(row["cpu_seconds_per_sentence"] / greedy["cpu_seconds_per_sentence"], 2)
+        row["paired_costs_vs_greedy"] = paired_costs(row, greedy)
         if row["shortlist"] != "none":
             full = same(row, shortlist="none")
             row["speedup_vs_full"] = round(row["sentences_per_second"] / full["sentences_per_second"], 2)
             row["cpu_speedup_vs_full"] = round(full["cpu_seconds_per_sentence"] / row["cpu_seconds_per_sentence"], 2)
     summary = {
-        f"{r['search']}_over_greedy_batch64_{r['mode']}": {"wall": r["cost_vs_greedy"], "cpu": r["cpu_cost_vs_greedy"],
-                                                            "sentences_per_second": r["sentences_per_second"]}
+        f"{r['search']}_over_greedy_batch64_{r['mode']}": {
+            "wall": r["cost_vs_greedy"], "wall_paired_median": median(r["paired_costs_vs_greedy"]),
+            "cpu": r["cpu_cost_vs_greedy"], "sentences_per_second": r["sentences_per_second"]}
         for r in results if r["search"].startswith("beam5") and r["batch_size"] == 64 and r["shortlist"] == "none"
     }
     for r in results:  # with --profile: how much of beam 5's cost its matrix products alone account for
@@ -320,6 +326,21 @@ def add_ratios(results):
             speedup = {"wall": r["speedup_vs_full"], "cpu": r["cpu_speedup_vs_full"]}
             summary.setdefault(f"{r['shortlist']}_speedup_batch64_{r['mode']}", {})[r["search"]] = speedup
     return summary
+
+
+def paired_costs(row, greedy):
+    """The row's cost per sentence over greedy's in each repetition (`time_interleaved`: a repetition times
+    every search once, one after the other, so each pair ran under the same load)."""
+    per_sentence = [seconds / row["sentences"] for seconds in row["repeat_seconds"]]
+    greedy_per_sentence = [seconds / greedy["sentences"] for seconds in greedy["repeat_seconds"]]
+    return [round(mine / theirs, 3) for mine, theirs in zip(per_sentence, greedy_per_sentence)]
+
+
+def median(values):
+    """The median of `values` (the mean of the middle two of an even count), to 2 decimals."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 2)
 
 
 def searches_of(model, max_length, shortlist, singles):

@@ -11,12 +11,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order, batches, masked", [("--sort_by_length", "length-sorted (as zoo-eval)", False),
-                                                    ("--nosort_by_length", "in file order", True)])
-def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked):
+@pytest.mark.parametrize("order, batches, masked, repeats", [
+    ("--sort_by_length", "length-sorted (as zoo-eval)", False, 3), ("--nosort_by_length", "in file order", True, 1)])
+def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked, repeats):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", "decode.py"), "--vocab_size=40", "--source_length=6",
                "--max_length=5", "--batch_sizes=4", "--beam_widths=2", "--modes=graph", "--sentences=8",
-               "--repeats=1", "--nosampling", order] + (["--masked_greedy"] if masked else [])
+               f"--repeats={repeats}", "--nosampling", order] + (["--masked_greedy"] if masked else [])
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
     report = json.loads(finished.stdout)
@@ -27,6 +27,31 @@ def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked):
         assert row["sentences"] == 8 and row["sentences_per_second"] > 0
         assert row["mean_best_length"] == 5  # the random model never ends: max_length steps
     assert rows["beam2"]["cost_vs_greedy"] > 0
+    for row in rows.values():  # every repeat's time; the fastest is the row's
+        assert len(row["repeat_seconds"]) == repeats and min(row["repeat_seconds"]) == row["seconds"]
+    # The cost over greedy within each repeat (the same sentences: a ratio of seconds), and its median
+    beam, greedy = rows["beam2"]["repeat_seconds"], rows["greedy"]["repeat_seconds"]
+    paired = rows["beam2"]["paired_costs_vs_greedy"]
+    assert paired == pytest.approx([b / g for b, g in zip(beam, greedy)], abs=0.0006) and len(paired) == repeats
+    assert rows["greedy"]["paired_costs_vs_greedy"] == [1.0] * repeats
+
+
+def test_paired_median_of_the_repeats():
+    script = ("import sys; sys.path.insert(0, 'benchmarks'); import decode; "
+              "row = {'sentences': 10, 'repeat_seconds': [2.0, 9.0, 3.0, 4.0]}; "
+              "greedy = {'sentences': 5, 'repeat_seconds': [0.5, 1.0, 1.0, 2.0]}; "
+              "costs = decode.paired_costs(row, greedy); "
+              "print(costs, decode.median(costs), decode.median(costs[:3]), decode.median([7.0]))")
+    # per sentence: 0.2/0.1, 0.9/0.2, 0.3/0.2, 0.4/0.4; the even count's median is the middle two's mean
+    assert first_line_of(script) == "[2.0, 4.5, 1.5, 1.0] 1.75 2.0 7.0"
+
+
+def first_line_of(script):
+    """The first line `script` prints, run by a fresh interpreter in the repository (benchmarks/decode.py
+    defines its absl flags on import)."""
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    return finished.stdout.split("\n")[0]
 
 
 def test_xla_batches_are_padded_to_width_buckets():
@@ -36,9 +61,7 @@ def test_xla_batches_are_padded_to_width_buckets():
               "batch = np.array([[5, 6, 7, 0, 0], [8, 0, 0, 0, 0]], np.int32); "
               "print(decode.XLA_WIDTH_MULTIPLE, decode.trimmed(batch).tolist(), decode.trimmed(batch, 4).tolist(), "
               "decode.trimmed(batch, 16).shape, int(decode.trimmed(batch, 16)[:, 3:].sum()))")
-    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    assert finished.stdout.split("\n")[0] == "16 [[5, 6, 7], [8, 0, 0]] [[5, 6, 7, 0], [8, 0, 0, 0]] (2, 16) 0"
+    assert first_line_of(script) == "16 [[5, 6, 7], [8, 0, 0]] [[5, 6, 7, 0], [8, 0, 0, 0]] (2, 16) 0"
 
 
 @pytest.mark.slow
@@ -56,6 +79,8 @@ def test_decode_benchmark_profile_splits_beam_cost_into_products_and_the_rest(tm
         assert profile["per_batch"]["steps"] == 1 and profile["per_batch"]["trace"].startswith(str(traces))
         assert any("MatMul" in op for op in profile["per_batch"]["op_ms_per_step_by_type"])
     ratio = report["summary"]["beam5_over_greedy_batch64_graph"]
+    beam_row = next(row for row in report["results"] if row["search"] == "beam5")
+    assert ratio["wall_paired_median"] == round(beam_row["paired_costs_vs_greedy"][0], 2)  # one repeat
     products = rows["beam5"]["product_core_ms_per_batch"] / rows["greedy"]["product_core_ms_per_batch"]
     assert ratio["products"] == pytest.approx(products, abs=0.006)
     ops = rows["beam5"]["op_core_ms_per_batch"] / rows["greedy"]["op_core_ms_per_batch"]
