@@ -120,3 +120,22 @@ def test_inference_defers_nothing_and_its_gradients_are_still_exact(preset, monk
     assert inference_loss == pytest.approx(training_loss, rel=1e-6)
     for variable, a, b in zip(model.trainable_variables, deferred, inside):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=variable.path)
+
+
+@pytest.mark.parametrize("dtype, integer", [("bfloat16", tf.int16), ("float32", tf.int32), ("float16", tf.int16)])
+def test_recorded_step_inputs_leave_the_loop_as_integers_and_come_back_bit_for_bit(dtype, integer):
+    # A floating-point stack would be a differentiable output of the loop, whose gradient would start
+    # from a zero-filled list; integers of the same width are not, and the bitcast copies nothing.
+    kernels = LoopKernels(dtype)
+    kernels.add("w", tf.ones((3, 4)))
+    steps = tf.cast(tf.random.stateless_normal((5, 2, 3), (3, 4)) * 1e3, dtype)  # (T, B, D)
+    recorded = []
+    for t in range(5):
+        kernels.use("w", steps[t])
+        recorded.append(kernels.recorded())
+        assert kernels.recorded() == {}  # forgotten once handed over
+    assert all(step["w"].dtype == integer for step in recorded)
+    kernels.set_inputs({"w": tf.stack([step["w"] for step in recorded])})
+    back = kernels._inputs["w"]
+    assert back.dtype == steps.dtype and back.shape == steps.shape
+    np.testing.assert_array_equal(tf.bitcast(back, integer).numpy(), tf.bitcast(steps, integer).numpy())

@@ -42,6 +42,13 @@ def defers(training):
         return True
 
 
+def _integer_of_width(size):
+    """The integer dtype of `size` bytes, which `LoopKernels.recorded` bitcasts a step's inputs to."""
+    import tensorflow as tf
+
+    return {1: tf.int8, 2: tf.int16, 4: tf.int32, 8: tf.int64}[size]
+
+
 class LoopKernels:
     """The loop-invariant kernels a time loop multiplies by, cast once, with their gradients taken outside it.
 
@@ -82,6 +89,7 @@ class LoopKernels:
         self._probes = {}  # name -> this step's zeros, from `start_step`
         self._pairs = {}  # name -> KernelPair: a product's input gradient by the transposed kernel
         self._per_example = {}  # name -> "left" or "right", for the per-example tensors
+        self._recorded_dtypes = {}  # name -> the dtype of the step inputs `recorded` hands the loop as integers
 
     @property
     def names(self):
@@ -154,9 +162,24 @@ class LoopKernels:
         return self._loop[name]
 
     def recorded(self):
-        """The inputs `use` recorded in this step, `{name: (B, ..., D)}`, for the loop to stack; then forgets them."""
+        """The inputs `use` recorded in this step, `{name: (B, ..., D)}`, for the loop to stack; then forgets them.
+
+        They leave the loop as integers of their width (a bitcast, no copy; `set_inputs` casts them
+        back). Nothing differentiates them (the kernels' gradients read them as constants), and a
+        floating-point stack would be a differentiable output of the `while` loop: its gradient would
+        start from a zero-filled `(T, B, ..., D)` list, and every backward step would add a zero row
+        from it to the real gradient of the step's input.
+        """
         step, self._step = self._step, {}
-        return step
+        import tensorflow as tf
+
+        untracked = {}
+        for name, inputs in step.items():
+            if inputs is not None:
+                self._recorded_dtypes[name] = inputs.dtype
+                inputs = tf.bitcast(inputs, _integer_of_width(inputs.dtype.size))
+            untracked[name] = inputs
+        return untracked
 
     def route(self, gates, names):
         """`gates` `(T, B, G)` unchanged; its gradient `dZ` also gives each named kernel `X^T dZ`."""
@@ -192,4 +215,7 @@ class LoopKernels:
 
         Their leading axes must be those of the routed tensor's, in the same order.
         """
-        self._inputs.update(stacked)
+        import tensorflow as tf
+
+        self._inputs.update({name: tf.bitcast(inputs, self._recorded_dtypes[name]) if name in self._recorded_dtypes
+                             else inputs for name, inputs in stacked.items()})
