@@ -170,16 +170,17 @@ class LoopKernels:
         start from a zero-filled `(T, B, ..., D)` list, and every backward step would add a zero row
         from it to the real gradient of the step's input.
         """
-        step, self._step = self._step, {}
+        step, self._step = self._step, {}  # empty unless deferred (TensorFlow only)
+        return {name: self._untracked(name, inputs) for name, inputs in step.items()}
+
+    def _untracked(self, name, inputs):
+        """A step's `inputs` of the kernel `name` as integers of their width (None stays None)."""
+        if inputs is None:
+            return None
         import tensorflow as tf
 
-        untracked = {}
-        for name, inputs in step.items():
-            if inputs is not None:
-                self._recorded_dtypes[name] = inputs.dtype
-                inputs = tf.bitcast(inputs, _integer_of_width(inputs.dtype.size))
-            untracked[name] = inputs
-        return untracked
+        self._recorded_dtypes[name] = inputs.dtype
+        return tf.bitcast(inputs, _integer_of_width(inputs.dtype.size))
 
     def route(self, gates, names):
         """`gates` `(T, B, G)` unchanged; its gradient `dZ` also gives each named kernel `X^T dZ`."""
@@ -215,7 +216,9 @@ class LoopKernels:
 
         Their leading axes must be those of the routed tensor's, in the same order.
         """
-        import tensorflow as tf
+        for name, inputs in stacked.items():
+            if name in self._recorded_dtypes:  # integers from `recorded`
+                import tensorflow as tf
 
-        self._inputs.update({name: tf.bitcast(inputs, self._recorded_dtypes[name]) if name in self._recorded_dtypes
-                             else inputs for name, inputs in stacked.items()})
+                inputs = tf.bitcast(inputs, self._recorded_dtypes[name])
+            self._inputs[name] = inputs
