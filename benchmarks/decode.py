@@ -60,6 +60,7 @@ number of steps, and the JSON says so.
 import json
 import os
 import resource
+import statistics
 import sys
 import tempfile
 import threading
@@ -338,9 +339,7 @@ def paired_costs(row, greedy):
 
 def median(values):
     """The median of `values` (the mean of the middle two of an even count), to 2 decimals."""
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return round(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2, 2)
+    return round(statistics.median(values), 2)
 
 
 def searches_of(model, max_length, shortlist, singles):
