@@ -82,9 +82,9 @@ XLA_WIDTH_MULTIPLE = 16
 flags.DEFINE_string("workdir", None, "a zoo-train workdir (default: a random reference-size model)")
 flags.DEFINE_string("tsv", None, "sources to translate (first column), needed with --workdir")
 flags.DEFINE_string("preset", "luong_general", "preset of the random model")
-flags.DEFINE_integer("vocab_size", 8000, "vocabulary size per side of the random model")
-flags.DEFINE_integer("source_length", 25, "source tokens per sentence of the random model")
-flags.DEFINE_integer("max_length", 30, "target tokens decoded per sentence of the random model")
+flags.DEFINE_integer("vocab_size", 8000, "vocabulary size per side of the random model", lower_bound=1)
+flags.DEFINE_integer("source_length", 25, "source tokens per sentence of the random model", lower_bound=1)
+flags.DEFINE_integer("max_length", 30, "target tokens decoded per sentence of the random model", lower_bound=1)
 flags.DEFINE_list("batch_sizes", ["1", "64"], "batch sizes")
 flags.DEFINE_list("beam_widths", ["1", "5", "10"], "beam widths")
 flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function) and/or xla")
@@ -99,16 +99,16 @@ flags.DEFINE_bool("sampling", True, "also time zoo.decoding.Sampling (fixed seed
 flags.DEFINE_bool("masked_greedy", False, "also time greedy search masking PAD and BOS in every row at every step "
                   "(row greedy_masked: Greedy before it took its argmax from the whole row, docs/decoding.md)")
 flags.DEFINE_float("sampling_temperature", 1.0, "temperature of the timed sampling")
-flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)")
+flags.DEFINE_integer("sampling_top_k", 0, "top_k of the timed sampling (0: the whole vocabulary)", lower_bound=0)
 flags.DEFINE_integer("sentences", 128, "sentences decoded per measurement (at least one batch); 0 = every "
-                     "sentence of --tsv (the last batch partial)")
+                     "sentence of --tsv (the last batch partial)", lower_bound=0)
 flags.DEFINE_bool("bleu", False, "with --workdir: also score each search's translations of the timed sentences "
                   "against --tsv's references (second column) with sacreBLEU (BLEU, chrF)")
 flags.DEFINE_bool("sort_by_length", True, "batch the timed sentences in order of source length, as zoo-eval "
                   "and zoo-translate do (a batch decodes until its slowest sentence is done); "
                   "--nosort_by_length: in file order")
-flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)")
-flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)")
+flags.DEFINE_integer("eager_sentences", 16, "sentences per eager measurement (eager is slow)", lower_bound=1)
+flags.DEFINE_integer("repeats", 3, "timed repetitions; the fastest counts (a shared machine is noisy)", lower_bound=1)
 flags.DEFINE_list("shortlist", [], "vocabulary selection tables K:FREQUENT also timed (needs --workdir and "
                   "--shortlist_tsv), e.g. 20:1000,50:2000")
 flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) the --shortlist tables are learned from")

@@ -14,6 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("decode.py", ["--batch_sizes=64,0"], "--batch_sizes=64,0: expected integers >= 1"),
     ("decode.py", ["--beam_widths=x"], "--beam_widths=x: expected integers >= 1"),
     ("decode.py", ["--stopping=exact,nosuch"], "--stopping: unknown rule(s) ['nosuch']"),
+    ("decode.py", ["--repeats=0"], "flag --repeats=0: 0 is not a positive integer"),  # no repeat to time
+    ("decode.py", ["--sentences=-1"], "flag --sentences=-1: -1 is not a non-negative integer"),
     ("quality.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv there"),
     ("quality.py", ["--data_dir=no/such/dir", "--notest"], "--data_dir=no/such/dir: no train.tsv, dev.tsv there"),
     ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
