@@ -39,7 +39,7 @@ def get_config():
     config.clipnorm = 0.0  # no per-variable clipping (each variable to norm 1: 2.06, row "clip_per_variable_1")...
     config.label_smoothing = 0.0  # none, as OpenNMT-py's default; 0.1: 2.79 (row "label_smoothing_0.1")
     config.global_clipnorm = 5.0  # ...but all gradients together clipped to norm 5 (OpenNMT-py's max_grad_norm)
-    config.precision = "auto"  # bfloat16 where native (1.5-1.9x faster on this CPU), float16 on older GPUs
+    config.precision = "auto"  # bfloat16 where it measures faster (docs/scaling.md), float16 on older GPUs
     config.batch_size = 64  # sentences per batch (~2000 tokens a batch instead: 2.39, row "token_batches")
     config.num_epochs = 50  # evaluation intervals; the budget or early stopping ends sooner
     config.steps_per_epoch = 200  # evaluate the dev set every 200 steps (~5 min on a 2-core CPU)

@@ -15,7 +15,7 @@ from zoo import machine
 from zoo.data import DataError
 from zoo.data.tsv_stream import TsvScan
 from zoo.training import callbacks as zoo_callbacks
-from zoo.training import distribute
+from zoo.training import distribute, precision
 from zoo.training.inputs import build_model, train_batches
 from zoo.training.optimization import compile_model
 from zoo.training.streaming import num_pairs
@@ -98,7 +98,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         checkpoint.restore(latest).assert_existing_objects_matched()
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s){_cpu_split(strategy)}, "
-        f"{model.dtype_policy.name}, "
+        f"{model.dtype_policy.name}{precision.describe_auto(config.precision)}, "
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
     log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
         "tokens" + (" (shared)" if config.shared_vocab else ""))
