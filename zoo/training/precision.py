@@ -31,7 +31,7 @@ def cpu_bfloat16_speedup(size=1024, repeats=5):
 
     Each dtype's product runs once untimed (oneDNN picks and builds its kernel), then
     `repeats` times interleaved with the other dtype's, so both see the same load; the
-    fastest of each counts. About 0.1-0.3 s on 2 cores; measured once per process.
+    fastest of each counts. About 0.1-0.5 s on 2 cores; measured once per process.
     """
     import tensorflow as tf
 
@@ -60,7 +60,7 @@ def cpu_bfloat16_pays(cpuinfo=CPUINFO, speedup=cpu_bfloat16_speedup):
 
 
 def describe_auto(precision):
-    """" (auto: this CPU's bfloat16 matmuls ran 0.59x float32's)" once `auto` measured them, else ""."""
+    """" (auto: this CPU's bfloat16 matmuls ran 0.66x float32's)" once `auto` measured them, else ""."""
     if precision != "auto" or not cpu_bfloat16_speedup.cache_info().currsize:
         return ""
     return f" (auto: this CPU's bfloat16 matmuls ran {cpu_bfloat16_speedup():.2f}x float32's)"
