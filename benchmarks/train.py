@@ -61,6 +61,8 @@ flags.DEFINE_string("static_shapes", "auto", "auto (with XLA or several replicas
 flags.DEFINE_integer("cpu_replicas", 0, "split the CPU into this many logical devices for mirrored, each op on "
                      "cores/N threads, as zoo-train's --config.cpu_replicas (docs/scaling.md); applies to every "
                      "strategy timed in the process")
+flags.DEFINE_integer("sampled_vocabulary", None, "each batch's softmax over its target ids and random others, this "
+                     "many in all, as zoo-train's --config.sampled_vocabulary (default: the recipe's; 0: every id)")
 flags.DEFINE_string("output", None, "also write the JSON to this file")
 flags.DEFINE_integer("profile_steps", 0, "after the timed steps, the first this many of their batches again, under "
                      "TensorFlow's profiler: the run's `profile` says where a step's time goes (step_profile.py)")
@@ -71,11 +73,14 @@ def _batches(trainer, config, pairs, tokenizers, static_shapes):
     """Warmup and timed batches, timed real tokens, their mean real (source, target) lengths, shapes of an epoch."""
     import tensorflow as tf
 
+    from zoo.training.sampled_vocabulary import with_sampled_vocabulary
+
     dataset = trainer.make_train_dataset(config, pairs, *tokenizers, seed=0, static_shapes=static_shapes)
     shapes = {tuple(tuple(t.shape) for t in tf.nest.flatten(batch)) for batch in dataset}
-    batches = list(dataset.repeat().take(FLAGS.warmup_steps + FLAGS.steps))
+    dataset = with_sampled_vocabulary(dataset.repeat(), tokenizers[1].vocab_size, config.sampled_vocabulary)
+    batches = list(dataset.take(FLAGS.warmup_steps + FLAGS.steps))
     timed = batches[FLAGS.warmup_steps :]
-    source = sum(int(tf.math.count_nonzero(x)) for (x, _), _ in timed)
+    source = sum(int(tf.math.count_nonzero(x)) for (x, *_), _ in timed)
     target = sum(int(tf.math.count_nonzero(y)) for _, y in timed)
     sentences = sum(int(tf.math.count_nonzero(tf.reduce_any(y != 0, axis=-1))) for _, y in timed)
     return dataset.element_spec, batches, source + target, (source / sentences, target / sentences), len(shapes)
@@ -164,12 +169,18 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
             log_dir = FLAGS.profile_dir or tempfile.mkdtemp(prefix="train_profile_")
             profile = {"profile": step_profile.profiled_fit(model, data(timed[: FLAGS.profile_steps]),
                                                             FLAGS.profile_steps, log_dir)}
+    by_term = {term: TRAIN_TO_FORWARD * flops / sum(lengths) for term, flops in forward_flops(model, *lengths).items()}
+    flops_per_token = train_flops_per_token(model, *lengths)
+    sampled = [int(tf.shape(x[2])[1]) for x, _ in timed if len(x) > 2]
+    if sampled:  # the output projection over the mean sampled vocabulary, not the whole one
+        whole = by_term["output_projection"]
+        by_term["output_projection"] = whole * sum(sampled) / len(sampled) / tokenizers[1].vocab_size
+        flops_per_token -= whole - by_term["output_projection"]
     return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
                 warmup_seconds=compiled - started, seconds=finished - compiled,
                 loss=float(history.history["loss"][-1]), params=int(model.count_params()),
-                model_flops_per_token=train_flops_per_token(model, *lengths),
-                model_flops_per_token_by_term={term: TRAIN_TO_FORWARD * flops / sum(lengths)
-                                               for term, flops in forward_flops(model, *lengths).items()},
+                model_flops_per_token=flops_per_token, model_flops_per_token_by_term=by_term,
+                **({"sampled_vocabulary_mean_ids": sum(sampled) / len(sampled)} if sampled else {}),
                 matmul_peak_gflops=_peak(strategy, model.dtype_policy.compute_dtype), **profile)
 
 
@@ -187,7 +198,7 @@ def _check_flags():
         if unknown or not values:
             raise app.UsageError(f"--{name}={','.join(values)}: expected one or more of {list(allowed)}")
     for name, least in (("steps", 1), ("warmup_steps", 0), ("cpu_replicas", 0), ("batch_size", 1),
-                        ("profile_steps", 0)):
+                        ("profile_steps", 0), ("sampled_vocabulary", 0)):
         value = getattr(FLAGS, name)
         if value is not None and value < least:
             raise app.UsageError(f"--{name}={value}: expected an integer >= {least}")
@@ -216,6 +227,8 @@ def main(argv):
         config.train_tsv, config.dataset = FLAGS.train_tsv, "tsv"
     config.model = FLAGS.model or config.model
     config.batch_size = FLAGS.batch_size or config.batch_size
+    if FLAGS.sampled_vocabulary is not None:
+        config.sampled_vocabulary = FLAGS.sampled_vocabulary
     pairs = trainer.load_data(config)["train"]
     tokenizers = trainer.build_tokenizers(config, pairs, tempfile.mkdtemp())
     runs = []

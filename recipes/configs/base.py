@@ -89,6 +89,7 @@ def _optimization(config):
     config.global_clipnorm = 0.0  # clip the gradients together to this global L2 norm; 0 = off
     config.loss_normalization = "tokens"  # the loss over the batch's "tokens" or its "sentences" (OpenNMT-py's)
     config.label_smoothing = 0.0  # epsilon of label smoothing (Szegedy et al., 2016)
+    config.sampled_vocabulary = 0  # N > 0: each batch's softmax over its target ids and random others, N in all
     config.init_scale = 0.0  # > 0: every weight starts uniform in +-init_scale; 0 = Keras' initializers
     config.seed = 0  # weights initialization and data shuffling seed
 

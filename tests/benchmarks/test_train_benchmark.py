@@ -40,6 +40,18 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
 
 
 @pytest.mark.slow
+def test_train_benchmark_counts_the_output_projection_of_a_sampled_vocabulary(tmp_path):
+    whole = _train_benchmark(tmp_path, "--precision=float32")["runs"][0]
+    run = _train_benchmark(tmp_path, "--precision=float32", "--sampled_vocabulary=8")["runs"][0]
+    assert "sampled_vocabulary_mean_ids" not in whole and run["sampled_vocabulary_mean_ids"] >= 8
+    terms, whole_terms = run["model_flops_per_token_by_term"], whole["model_flops_per_token_by_term"]
+    vocab = whole_terms["output_projection"] / terms["output_projection"] * run["sampled_vocabulary_mean_ids"]
+    assert 8 < vocab == pytest.approx(round(vocab))  # the whole vocabulary's term, scaled by M / V
+    assert sum(terms.values()) == pytest.approx(run["model_flops_per_token"]) and terms["encoder"] == whole_terms[
+        "encoder"]
+
+
+@pytest.mark.slow
 def test_train_benchmark_profiles_the_timed_batches(tmp_path):
     report = _train_benchmark(tmp_path, "--precision=float32", "--profile_steps=2",
                               f"--profile_dir={tmp_path / 'trace'}")
@@ -72,6 +84,7 @@ def test_train_benchmark_profiles_the_timed_batches(tmp_path):
     ("--train_tsv=no/such.tsv", "--train_tsv=no/such.tsv: no such file"),
     ("--recipe=nosuch", "--recipe=nosuch: unknown recipe 'nosuch'"),
     ("--profile_steps=101", "--profile_steps=101: at most --steps (100)"),
+    ("--sampled_vocabulary=-1", "--sampled_vocabulary=-1: expected an integer >= 0"),
 ])
 def test_train_benchmark_names_a_bad_flag(flag, message):
     command = [sys.executable, os.path.join(ROOT, "benchmarks", "train.py"), "--recipe=dates_bahdanau", flag]

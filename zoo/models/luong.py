@@ -224,6 +224,10 @@ class TiedProjection(keras.layers.Layer):
     def kernel(self):
         return ops.transpose(self._matrix())
 
+    def columns(self, ids):
+        """`kernel`'s columns `ids (M,)`, `(E, M)`: rows of the embedding (a sparse gradient), then transposed."""
+        return ops.transpose(ops.take(self._matrix(), ids, axis=0))
+
     def call(self, inputs):
         kernel = ops.cast(self.kernel, self.compute_dtype)
         return linear(inputs, kernel) + ops.cast(self.bias, self.compute_dtype)

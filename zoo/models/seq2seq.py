@@ -63,7 +63,7 @@ class Seq2Seq(keras.Model):
 
     Call arguments:
         inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`, padded
-            with 0; `target_in_ids` starts with BOS.
+            with 0; `target_in_ids` starts with BOS (and sampled ids: `teacher_forcing`).
         training: bool.
 
     Returns:
@@ -190,14 +190,15 @@ class Seq2Seq(keras.Model):
         """Decodes the reference: every step reads the previous reference token.
 
         Args:
-            inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`.
+            inputs: `(source_ids, target_in_ids)`, int32 `(B, S)` and `(B, T)`; and M target ids `(B, M)`,
+                all rows the same, to get the logits of those only (`zoo.training.sampled_vocabulary`).
             training: bool.
 
         Returns:
-            `(logits, attention)`: float32 `(B, T, V)` and float32 `(B, T, S)`, the
+            `(logits, attention)`: float32 `(B, T, V)` (or `(B, T, M)`) and float32 `(B, T, S)`, the
             attention weights of every step (zeros for a model without attention).
         """
-        source_ids, target_in_ids = inputs
+        source_ids, target_in_ids, *sampled = inputs
         memory, state = self.encode(source_ids, training=training)
         embedded = self.embedding_dropout(self.target_embedding(ops.cast(target_in_ids, "int32")), training=training)
         input_kernel, extra_kernel = self.decoder_input_cell.kernel_parts()  # one split: one concatenation back
@@ -221,7 +222,9 @@ class Seq2Seq(keras.Model):
         kernels.set_inputs(inputs)
         features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
         attention = ops.cast(ops.transpose(attention, (1, 0, 2)), "float32")  # (B, T, S)
-        # float32 logits: the loss' log-softmax must not run in a half-precision compute dtype.
+        if sampled:  # float32 logits, as below: the loss' log-softmax must not run in half precision
+            output, hidden = self.restrict_output(sampled[0][0]), self.output_hidden(features, embedded, training)
+            return ops.cast(linear(hidden, output.kernel), "float32") + output.bias, attention  # (B, T, M)
         return ops.cast(self.output_logits(features, embedded, training=training), "float32"), attention
 
     def output_logits(self, features, embedded, training=None):
@@ -231,17 +234,15 @@ class Seq2Seq(keras.Model):
     def restrict_output(self, ids, allowed=None):
         """The output layer over the target ids `ids` int32 `(M,)` only, for `step(..., output=)`.
 
-        Gathers the projection's M columns once per batch (not once per step), the kernel in the
-        compute dtype. `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and
-        for a tied projection transposed, once per batch instead of at every step).
-        `allowed`, bool `(B, M)` or None, says which of the M ids each sentence may produce:
-        the others get a log-probability of -inf, so each sentence's log-softmax runs over
-        its own ids.
+        Gathers the projection's M columns once per batch (not once per step), the kernel in the compute dtype.
+        `ids=None`: every column, in order (the whole vocabulary, its kernel cast, and for a tied projection
+        transposed, once per batch). `allowed`, bool `(B, M)` or None, says which of the M ids each sentence
+        may produce: the others get a log-probability of -inf.
         """
-        projection = self.vocabulary_projection
-        kernel, bias = projection.kernel, projection.bias
-        if ids is not None:
-            kernel, bias = (ops.take(w, ids, axis=-1) for w in (kernel, bias))
+        projection = self.vocabulary_projection  # a tied one gathers rows of its embedding: `columns`
+        columns = getattr(projection, "columns", lambda ids: ops.take(projection.kernel, ids, axis=-1))
+        kernel, bias = (projection.kernel, projection.bias) if ids is None else (
+            columns(ids), ops.take(projection.bias, ids, axis=-1))
         return RestrictedOutput(ops.cast(kernel, self.compute_dtype), ops.cast(bias, "float32"), allowed)
 
     def step_kernels(self):

@@ -18,6 +18,7 @@ from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute, precision
 from zoo.training.inputs import build_model, train_batches
 from zoo.training.optimization import compile_model
+from zoo.training.sampled_vocabulary import with_sampled_vocabulary
 from zoo.training.streaming import num_pairs
 
 
@@ -102,7 +103,9 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
     log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
         "tokens" + (" (shared)" if config.shared_vocab else ""))
-    return Training(model, state, manager, latest, dataset.repeat(), steps_per_epoch, batches, tokens / batches)
+    dataset = with_sampled_vocabulary(dataset.repeat(), sizes[1], config.get("sampled_vocabulary", 0),
+                                      seed=config.seed * 100003 + int(state.epoch.numpy()))
+    return Training(model, state, manager, latest, dataset, steps_per_epoch, batches, tokens / batches)
 
 
 def _cpu_split(strategy):

@@ -158,7 +158,7 @@ RULES = {
     "decay_steps": POSITIVE, "decay_rate": Rule(lambda value: 0.0 < value <= 1.0, "> 0 and <= 1"),
     "min_learning_rate": at_least(0.0), "clipnorm": at_least(0.0), "global_clipnorm": at_least(0.0),
     "loss_normalization": one_of(("tokens", "sentences")), "label_smoothing": between(0.0, 1.0, high_included=False),
-    "init_scale": at_least(0.0),
+    "init_scale": at_least(0.0), "sampled_vocabulary": COUNT,
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
     "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
@@ -189,7 +189,7 @@ def config_problems(config):
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
     for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla,
-                  _cpu_replicas):
+                  _cpu_replicas, _sampled_vocabulary):
         problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
     return problems
 
@@ -220,6 +220,14 @@ def _one_clipping(config, fields):
     if {"clipnorm", "global_clipnorm"} <= fields and config.clipnorm > 0 and config.global_clipnorm > 0:
         yield (f"global_clipnorm={config.global_clipnorm!r} (expected 0 while clipnorm={config.clipnorm!r}: "
                f"clip each gradient or all of them together, set the other to 0)")
+
+
+def _sampled_vocabulary(config, fields):
+    if {"sampled_vocabulary", "label_smoothing"} <= fields and config.sampled_vocabulary > 0 \
+            and config.label_smoothing > 0:
+        yield (f"label_smoothing={config.label_smoothing!r} (expected 0 with sampled_vocabulary="
+               f"{config.sampled_vocabulary!r}: smoothing spreads over the whole vocabulary, which such a batch does "
+               "not see)")
 
 
 def _vocabularies(config, fields):
