@@ -82,8 +82,11 @@ def test_a_run_trains_over_a_sampled_vocabulary_and_a_bad_combination_is_refused
     config.update(dates_train_size=600, dates_dev_size=24, embedding_dim=16, encoder_units=16, decoder_units=32,
                   attention_units=16, batch_size=32, learning_rate=1e-2, final_beam_width=1, verbose=0,
                   num_epochs=2, early_stopping_patience=0, export=False, sampled_vocabulary=8)
-    results = train_and_evaluate(config, str(tmp_path / "run"), print_fn=lambda line: None)
+    lines = []
+    results = train_and_evaluate(config, str(tmp_path / "run"), print_fn=lines.append)
     assert results["train_steps"] > 0 and np.isfinite(results["bleu"])
+    data_line = next(line for line in lines if line.startswith("  data:"))
+    assert data_line.endswith("target tokens; each batch's softmax over >= 8 of them (sampled_vocabulary)"), data_line
     assert config_problems(config) == []
     config.label_smoothing = 0.1
     assert any(p.startswith("label_smoothing=0.1 (expected 0 with sampled_vocabulary=8") for p in config_problems(config))

@@ -101,10 +101,12 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s){_cpu_split(strategy)}, "
         f"{model.dtype_policy.name}{precision.describe_auto(config.precision)}, "
         f"XLA {'on' if jit_compile else 'off'}, {'static' if static_shapes else 'per-batch'} shapes")
-    log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
-        "tokens" + (" (shared)" if config.shared_vocab else ""))
-    dataset = with_sampled_vocabulary(dataset.repeat(), sizes[1], config.get("sampled_vocabulary", 0),
+    sampled = config.get("sampled_vocabulary", 0)
+    dataset = with_sampled_vocabulary(dataset.repeat(), sizes[1], sampled,
                                       seed=config.seed * 100003 + int(state.epoch.numpy()))
+    log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
+        "tokens" + (" (shared)" if config.shared_vocab else "")
+        + (f"; each batch's softmax over >= {sampled} of them (sampled_vocabulary)" if sampled else ""))
     return Training(model, state, manager, latest, dataset, steps_per_epoch, batches, tokens / batches)
 
 
