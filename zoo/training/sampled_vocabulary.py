@@ -23,7 +23,7 @@ def sample_vocabulary(target_out_ids, vocab_size, size, seed):
     """`(ids, positions)`: V' sorted int32 `(M,)` and `target_out_ids (B, T)` as positions in it.
 
     M is `size`, or the number of distinct ids of the batch (and pad) where that is more.
-    `seed`: int32 `(2,)`, the stateless seed of the ids drawn to fill V'.
+    `seed`: integer `(2,)`, the stateless seed of the ids drawn to fill V'.
     """
     target_out_ids = tf.cast(target_out_ids, tf.int32)
     flat = tf.concat([tf.reshape(target_out_ids, [-1]), [PAD_ID]], axis=0)
