@@ -31,8 +31,8 @@ def sample_vocabulary(target_out_ids, vocab_size, size, seed):
     order = tf.argsort(tf.random.stateless_uniform([vocab_size], seed))  # a uniform permutation of the ids
     absent = tf.boolean_mask(order, tf.logical_not(tf.gather(present, order)))
     fill = absent[: tf.maximum(size - tf.reduce_sum(tf.cast(present, tf.int32)), 0)]
-    ids = tf.sort(tf.concat([tf.where(present)[:, 0], tf.cast(fill, tf.int64)], axis=0))
-    ids = tf.cast(ids, tf.int32)
+    chosen = tf.tensor_scatter_nd_update(present, fill[:, None], tf.ones_like(fill, tf.bool))  # (V,)
+    ids = tf.cast(tf.where(chosen)[:, 0], tf.int32)  # in ascending order
     position = tf.scatter_nd(ids[:, None], tf.range(tf.size(ids)), [vocab_size])  # id -> its column in V'
     return ids, tf.gather(position, target_out_ids)
 
