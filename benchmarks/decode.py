@@ -41,6 +41,17 @@ the summary's beam 5 rows add `products` and `ops`, beam 5's products' and all o
 greedy's. Where the products alone cost beam 5 more than 2.5 times greedy's, no saving
 outside them brings beam 5 to 2.5x.
 
+With `--flops` each graph or xla row's batches also run once more, untimed, through a model
+that counts the rows every step computed (`benchmarks/decode_flops.py`): its `matmul` gives the
+row-steps, the matrix products' GFLOP of the rows it ran (`zoo.models.flops`' terms: the
+encoder over the padded batch, each row-step's decoder, attention and output projection over
+its logit columns), their rate over the row's timed seconds and its `peak_fraction` of the
+matmul peak in the model's compute dtype measured in the same process
+(`matmul_peak_gflops`, `benchmarks/matmul_peak.py`), and `seconds_at_peak`, the products' time
+at that peak. The summary's beam 5 rows add `matmul_gflop`, beam 5's products over greedy's,
+and `cost_at_peak`, beam 5's products at the peak over greedy's measured time: the cost the
+same search cannot go under on this machine unless its products beat the peak.
+
 With `--shortlist K:FREQUENT,...` (and `--workdir`) every search is also timed with each
 vocabulary selection table (`zoo.decoding.Shortlist`), learned from `--shortlist_tsv` (the
 training pairs) with the workdir's tokenizers; its rows say `shortlist`, the mean number of
@@ -115,6 +126,9 @@ flags.DEFINE_string("shortlist_tsv", None, "training pairs (source<TAB>target) t
 flags.DEFINE_bool("profile", False, "after each graph or xla row is timed, its batches once more under TensorFlow's "
                   "profiler: the row's `profile` (op time per batch by op type, the matrix products' share; "
                   "step_profile.py) and, in the summary, beam 5's products' time over greedy's")
+flags.DEFINE_bool("flops", False, "after each graph or xla row is timed, its batches once more (untimed) through a "
+                  "model that counts the rows each step computed: the row's `matmul` gives its products' GFLOP and "
+                  "their fraction of the machine's matmul peak, measured in the same run (benchmarks/decode_flops.py)")
 flags.DEFINE_string("profile_dir", None, "where the profiler's traces go (default: a temporary folder)")
 
 
@@ -292,6 +306,37 @@ def profile_search(run, batches):
             "per_batch": profile}
 
 
+def run_of(mode, width, search, graph, graph_single):
+    """The call `run(source_ids)` of one search (`width`: None or a strategy, or `(beam width, stopping)`) in
+    `mode`, from `searches_of`'s functions."""
+    import tensorflow as tf
+
+    if mode == "eager":
+        return lambda s: search(s, *width) if isinstance(width, tuple) else search(s, width)
+    if mode == "xla":
+        return tf.function(lambda s: search(s, *width) if isinstance(width, tuple) else search(s, width),
+                           jit_compile=True)
+    if isinstance(width, tuple):  # the one graph of every beam width (per stopping rule)
+        return lambda s: graph[width[1]](s, width[0])
+    return graph_single[width]
+
+
+def count_search(counter, run, batches, seconds, peak):
+    """`run` (a search through the `CountingModel` `counter`) over `batches` once, untimed: the row-steps it
+    computed, its products' GFLOP (benchmarks/decode_flops.py), their rate over the timed `seconds` and
+    that rate's fraction of the matmul `peak` (GFLOP/s), and the seconds the products would take at the peak."""
+    from decode_flops import matmul_flops
+
+    counter.reset()
+    for batch in batches:
+        run(batch).ids.numpy()
+    counts = counter.read()
+    gflop = matmul_flops(base_model(counter.model).get_config(), counts) / 1e9
+    return {"row_steps": counts["row_steps"], "mean_columns": round(counts["row_columns"] / counts["row_steps"], 1),
+            "gflop": round(gflop, 4), "gflops_per_second": round(gflop / seconds, 1),
+            "peak_fraction": round(gflop / seconds / peak, 4), "seconds_at_peak": round(gflop / peak, 4)}
+
+
 def add_ratios(results):
     """Each row's cost against greedy's (same mode, batch size and shortlist) and its speed-up over the
     full vocabulary; the summary: batch-64 beam 5 over greedy, and each shortlist's batch-64 speed-ups."""
@@ -322,6 +367,13 @@ def add_ratios(results):
             summary[key]["products"] = round(r["profile"]["product_core_ms_per_batch"]
                                              / greedy["product_core_ms_per_batch"], 2)
             summary[key]["ops"] = round(r["profile"]["op_core_ms_per_batch"] / greedy["op_core_ms_per_batch"], 2)
+    for r in results:  # with --flops: beam 5's products' FLOPs over greedy's, and its cost were they at the peak
+        key = f"{r['search']}_over_greedy_batch64_{r['mode']}"
+        if key in summary and "matmul" in r:
+            greedy = same(r, search="greedy")
+            summary[key]["matmul_gflop"] = round(r["matmul"]["gflop"] / greedy["matmul"]["gflop"], 2)
+            summary[key]["cost_at_peak"] = round(r["matmul"]["seconds_at_peak"] / r["sentences"]
+                                                 / (greedy["seconds"] / greedy["sentences"]), 2)
     for r in results:
         if r["batch_size"] == 64 and r["shortlist"] != "none":
             speedup = {"wall": r["speedup_vs_full"], "cpu": r["cpu_speedup_vs_full"]}
@@ -385,6 +437,15 @@ def main(argv):
 
     model, sources, max_length, setting, scorer = load_model(batch_sizes)
     tables = shortlist_tables()
+    counter = peak = None
+    if FLAGS.flops:  # the products' FLOPs of each search, against the machine's peak measured now
+        from decode_flops import CountingModel
+        from matmul_peak import matmul_peak_gflops
+
+        counter = CountingModel(model)
+        dtype = base_model(model).compute_dtype
+        peak = matmul_peak_gflops(dtype, "/GPU:0" if tf.config.list_logical_devices("GPU") else "/CPU:0")
+        setting["matmul_peak_gflops"] = round(peak, 1)
     searches = {"greedy": None}
     for stopping in FLAGS.stopping:
         suffix = "" if stopping == "exact" else f"_{stopping}"
@@ -402,6 +463,8 @@ def main(argv):
         shortlists = {label: None if table is None else Shortlist(table, static_shapes=mode == "xla")
                       for label, table in lists.items()}
         runs = {label: searches_of(model, max_length, shortlist, singles) for label, shortlist in shortlists.items()}
+        counted = None if counter is None else {  # the same searches through the counting model (--flops)
+            label: searches_of(counter, max_length, shortlist, singles) for label, shortlist in shortlists.items()}
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)
@@ -415,27 +478,24 @@ def main(argv):
             candidates = {label: {"mean_candidates": round(float(np.mean([Shortlist(table).select(b)[0].shape[0]
                                                                            for b in batches])), 1)}
                           for label, table in tables.items()}
-            rows, calls = [], []
+            rows, calls, counted_calls = [], [], {}
             for name, width in searches.items():
                 # Every table right after the full vocabulary.
                 for label, (search, graph, graph_single) in runs.items():
-                    if mode == "eager":
-                        run = lambda s, w=width, f=search: f(s, *w) if isinstance(w, tuple) else f(s, w)  # noqa: E731
-                    elif mode == "xla":
-                        run = tf.function(lambda s, w=width, f=search: f(s, *w) if isinstance(w, tuple) else f(s, w),
-                                          jit_compile=True)
-                    elif isinstance(width, tuple):  # the one graph of every beam width (per stopping rule)
-                        run = lambda s, w=width, g=graph: g[w[1]](s, w[0])  # noqa: E731
-                    else:
-                        run = graph_single[width]
                     rows.append({"mode": mode, "batch_size": batch_size, "shortlist": label,
                                  **candidates.get(label, {}), "search": name})
-                    calls.append(run)
+                    calls.append(run_of(mode, width, search, graph, graph_single))
+                    if counted is not None and mode != "eager":
+                        counted_calls[len(calls) - 1] = run_of(mode, width, *counted[label])
             warmups = [warm_up(run, batches, every_shape=mode == "xla") for run in calls]
-            for row, run, timing, warmup in zip(rows, calls, time_interleaved(calls, batches), warmups):
+            for index, (row, run, timing, warmup) in enumerate(zip(rows, calls, time_interleaved(calls, batches),
+                                                                   warmups)):
                 results.append({**row, **measured(timing, batches, warmup, score)})
                 if FLAGS.profile and mode != "eager":
                     results[-1]["profile"] = profile_search(run, batches)
+                if index in counted_calls:
+                    results[-1]["matmul"] = count_search(counter, counted_calls[index], batches, results[-1]["seconds"],
+                                                         peak)
                 print(json.dumps(results[-1]), file=sys.stderr, flush=True)
 
     summary = add_ratios(results)
@@ -476,6 +536,11 @@ def trimmed(batch, multiple=1):
     if width > batch.shape[1]:
         batch = np.pad(batch, ((0, 0), (0, width - batch.shape[1])))
     return batch[:, :width]
+
+
+def base_model(model):
+    """The zoo model itself: `model`, or the one an `EndlessModel` wraps."""
+    return model.model if isinstance(model, EndlessModel) else model
 
 
 class EndlessModel:

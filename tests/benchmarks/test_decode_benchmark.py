@@ -14,9 +14,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 @pytest.mark.parametrize("order, batches, masked, repeats", [
     ("--sort_by_length", "length-sorted (as zoo-eval)", False, 3), ("--nosort_by_length", "in file order", True, 1)])
 def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked, repeats):
+    flops = masked  # one of the two runs also counts the products' FLOPs
     command = [sys.executable, os.path.join(ROOT, "benchmarks", "decode.py"), "--vocab_size=40", "--source_length=6",
                "--max_length=5", "--batch_sizes=4", "--beam_widths=2", "--modes=graph", "--sentences=8",
-               f"--repeats={repeats}", "--nosampling", order] + (["--masked_greedy"] if masked else [])
+               f"--repeats={repeats}", "--nosampling", order] + (["--masked_greedy", "--flops"] if masked else [])
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 0, finished.stderr[-3000:]
     report = json.loads(finished.stdout)
@@ -34,6 +35,14 @@ def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked, r
     paired = rows["beam2"]["paired_costs_vs_greedy"]
     assert paired == pytest.approx([b / g for b, g in zip(beam, greedy)], abs=0.0006) and len(paired) == repeats
     assert rows["greedy"]["paired_costs_vs_greedy"] == [1.0] * repeats
+    if flops:  # 8 sentences, 5 steps each: greedy 8 rows a step, beam 2 one row per sentence first, then 2
+        assert rows["greedy"]["matmul"]["row_steps"] == 40 and rows["beam2"]["matmul"]["row_steps"] == 8 + 16 * 4
+        assert report["matmul_peak_gflops"] > 0
+        for row in rows.values():
+            matmul = row["matmul"]
+            assert matmul["mean_columns"] == 40 and matmul["gflop"] > 0
+            assert matmul["peak_fraction"] == pytest.approx(matmul["gflop"] / row["seconds"]
+                                                            / report["matmul_peak_gflops"], rel=0.01, abs=0.0006)
 
 
 def test_paired_median_of_the_repeats():
