@@ -38,8 +38,9 @@ With `--profile` each graph or xla row's batches run once more, untimed, under T
 profiler: its `profile` gives the ops' time per batch in core-milliseconds (a core busy for
 one millisecond), by op type, and the matrix products' part (`benchmarks/step_profile.py`);
 the summary's beam 5 rows add `products` and `ops`, beam 5's products' and all ops' time over
-greedy's. Where the products alone cost beam 5 more than 2.5 times greedy's, no saving
-outside them brings beam 5 to 2.5x.
+greedy's. Where beam 5's products alone took more than 2.5 times greedy's time with all its ops,
+no saving outside them brings beam 5 to 2.5x as its products run now (`--flops` below says how
+far they are from the machine's peak).
 
 With `--flops` each graph or xla row's batches also run once more, untimed, through a model
 that counts the rows every step computed (`benchmarks/decode_flops.py`): its `matmul` gives the
