@@ -196,7 +196,7 @@ def load_model(batch_sizes):
     model = EndlessModel(base, EOS_ID)
     model.count_params = base.count_params
     rng = np.random.default_rng(0)
-    sources = rng.integers(4, FLAGS.vocab_size, size=(max(max(batch_sizes), FLAGS.sentences),
+    sources = rng.integers(4, FLAGS.vocab_size, size=(max(max(batch_sizes), FLAGS.sentences, FLAGS.eager_sentences),
                                                       FLAGS.source_length)).astype(np.int32)
     setting = {"model": f"{FLAGS.preset} (random weights, reference size)", "weights": "random",
                "vocab_size": FLAGS.vocab_size, "source_length": FLAGS.source_length,
@@ -469,6 +469,7 @@ def main(argv):
         for batch_size in batch_sizes:
             count = FLAGS.eager_sentences if mode == "eager" else FLAGS.sentences
             count = len(sources) if count == 0 else max(batch_size, count // batch_size * batch_size)
+            count = min(count, len(sources))  # a --tsv of fewer sentences: all of them, the last batch short
             order = timed_order(sources, count)
             # Under XLA a batch's width is rounded up (one compilation per distinct shape and search).
             multiple = XLA_WIDTH_MULTIPLE if mode == "xla" else 1

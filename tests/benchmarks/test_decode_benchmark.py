@@ -94,3 +94,16 @@ def test_decode_benchmark_profile_splits_beam_cost_into_products_and_the_rest(tm
     assert ratio["products"] == pytest.approx(products, abs=0.006)
     ops = rows["beam5"]["op_core_ms_per_batch"] / rows["greedy"]["op_core_ms_per_batch"]
     assert ratio["ops"] == pytest.approx(ops, abs=0.006)
+
+
+@pytest.mark.slow
+def test_eager_rows_decode_their_own_count_of_sentences():
+    # --eager_sentences above --sentences: the random model draws enough sources for both (it used to draw
+    # --sentences only, and the eager rows' last batches came out empty).
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", "decode.py"), "--vocab_size=40", "--source_length=6",
+               "--max_length=3", "--batch_sizes=4", "--beam_widths=2", "--modes=eager,graph", "--sentences=8",
+               "--eager_sentences=12", "--repeats=1", "--nosampling"]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    counts = {(row["mode"], row["search"]): row["sentences"] for row in json.loads(finished.stdout)["results"]}
+    assert counts == {("eager", "greedy"): 12, ("eager", "beam2"): 12, ("graph", "greedy"): 8, ("graph", "beam2"): 8}
