@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from zoo.models.flops import forward_flops
 
-ENCODED, SENTENCES, ROWS, ROW_COLUMNS, ROW_SOURCES = range(5)  # the counters, in order
+COUNTS = ("encoded_positions", "sentences", "row_steps", "row_columns", "row_sources")  # the counters, in order
 
 
 class CountingModel:
@@ -31,13 +31,13 @@ class CountingModel:
 
     def __init__(self, model):
         self.model = model
-        self.counts = tf.Variable(tf.zeros([5], tf.int64), trainable=False, name="decode_counts")
+        self.counts = tf.Variable(tf.zeros([len(COUNTS)], tf.int64), trainable=False, name="decode_counts")
 
     def __getattr__(self, name):  # restrict_output, step_kernels, ...: only where the model has them
         return getattr(self.model, name)
 
     def reset(self):
-        self.counts.assign(tf.zeros([5], tf.int64))
+        self.counts.assign(tf.zeros([len(COUNTS)], tf.int64))
 
     def encode(self, source_ids):
         shape = tf.cast(tf.shape(source_ids), tf.int64)
@@ -52,9 +52,8 @@ class CountingModel:
         return logits, state, attention
 
     def read(self):
-        """The counts so far: `{encoded_positions, sentences, row_steps, row_columns, row_sources}`."""
-        names = ("encoded_positions", "sentences", "row_steps", "row_columns", "row_sources")
-        return dict(zip(names, (int(value) for value in self.counts.numpy())))
+        """The counts so far: `{name: count}` for each name of `COUNTS`."""
+        return dict(zip(COUNTS, (int(value) for value in self.counts.numpy())))
 
 
 def bilinear(config):

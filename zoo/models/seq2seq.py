@@ -17,14 +17,19 @@ from zoo.models.time_loop import scan
 class RestrictedOutput(NamedTuple):
     """The vocabulary projection restricted to M target ids, for one batch (`Seq2Seq.restrict_output`).
 
-    Fields: `kernel` `(D_out, M)` in the compute dtype and `bias` float32 `(M,)`: the projection's columns of
-    the M ids (the bias is added to the product cast to float32: one pass over the logits fewer); `allowed`
-    bool `(B, M)`: the ids each sentence may produce, or None for all of them.
+    Fields: `kernel` `(D_out, M)` in the compute dtype, `bias` float32 `(M,)` (added to the float32 product: one pass
+    fewer), the M ids' columns; `allowed` bool `(B, M)`: the ids each sentence may produce, or None for all of them.
     """
 
     kernel: Any
     bias: Any
     allowed: Any
+
+    def logits(self, hidden):
+        """float32 `(..., M)` of `hidden (..., D_out)`, -inf where `allowed` bars an id (`hidden` `(B, K, D_out)`)."""
+        bias = self.bias if self.allowed is None else ops.where(
+            ops.expand_dims(self.allowed, 1), self.bias, float("-inf"))  # (B, 1, M)
+        return ops.cast(linear(hidden, self.kernel), "float32") + bias
 
 
 class Seq2Seq(keras.Model):
@@ -223,8 +228,7 @@ class Seq2Seq(keras.Model):
         features = ops.transpose(features, (1, 0, 2))  # (B, T, D_feat)
         attention = ops.cast(ops.transpose(attention, (1, 0, 2)), "float32")  # (B, T, S)
         if sampled:  # float32 logits, as below: the loss' log-softmax must not run in half precision
-            output, hidden = self.restrict_output(sampled[0][0]), self.output_hidden(features, embedded, training)
-            return ops.cast(linear(hidden, output.kernel), "float32") + output.bias, attention  # (B, T, M)
+            return self.restrict_output(sampled[0][0]).logits(self.output_hidden(features, embedded, training)), attention
         return ops.cast(self.output_logits(features, embedded, training=training), "float32"), attention
 
     def output_logits(self, features, embedded, training=None):
@@ -286,11 +290,7 @@ class Seq2Seq(keras.Model):
         if output is None:
             logits = ops.cast(self.output_logits(features, embedded, training=False), "float32")  # (B, K, V)
         else:
-            hidden = self.output_hidden(features, embedded, training=False, kernels=kernels)
-            bias = output.bias  # (M,), or (B, 1, M) with -inf at the ids a sentence may not produce
-            if output.allowed is not None:
-                bias = ops.where(ops.expand_dims(output.allowed, 1), bias, float("-inf"))
-            logits = ops.cast(linear(hidden, output.kernel), "float32") + bias  # (B, K, M)
+            logits = output.logits(self.output_hidden(features, embedded, training=False, kernels=kernels))  # (B, K, M)
         scores = ops.log_softmax(logits, axis=-1) if normalized else logits
         return scores, state, ops.cast(attention, "float32")
 
