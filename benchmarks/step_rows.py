@@ -16,8 +16,8 @@ For each count of sentences B of `--sentences` and each K of `--hypotheses`, thi
 the logits left unnormalized), its state fed back, the same tokens each step, no search.
 The B sentences are the first of `--tsv`, each cut or padded to `--source_length` tokens
 (so that every point attends over the same source length; 32 is about the mean of the Debian
-test set, 31.3 subwords), or random ids of that length. The repeats of every point are interleaved and the fastest
-counts. Per K, a least-squares line over its points, `ms_per_step = fixed_ms + per_row_ms *
+test set, 31.3 subwords), or random ids of that length. The repeats of every point are
+interleaved and the fastest counts. Per K, a least-squares line over its points, `ms_per_step = fixed_ms + per_row_ms *
 rows` (`fit`), splits the cost into a part per step and a part per row; `per_row_vs_k1`
 is each K's cost per row over K = 1's, the saving per row that a wider step brings.
 """
@@ -126,9 +126,10 @@ def main(argv):
             started = time.perf_counter()
             run().numpy()
             seconds[point].append(time.perf_counter() - started)
+    per_step = {point: 1000 * min(times) / FLAGS.steps for point, times in seconds.items()}
     rows = [{"sentences": count, "hypotheses": width, "rows": count * width,
-             "ms_per_step": round(1000 * min(seconds[(count, width)]) / FLAGS.steps, 4),
-             "ms_per_row": round(1000 * min(seconds[(count, width)]) / FLAGS.steps / (count * width), 5)}
+             "ms_per_step": round(per_step[(count, width)], 4),
+             "ms_per_row": round(per_step[(count, width)] / (count * width), 5)}
             for count, width in points]
     lines = {}
     for width in widths:
