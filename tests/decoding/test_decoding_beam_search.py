@@ -257,7 +257,7 @@ def test_rejects_bad_arguments():
         beam_search(model, source, length_normalization="mean")
     with pytest.raises(ValueError, match="coverage_penalty must be >= 0"):
         beam_search(model, source, coverage_penalty=-0.1)
-    with pytest.raises(ValueError, match="max_length must be a positive integer"):
+    with pytest.raises(ValueError, match="max_length must be >= 1, received 0"):
         beam_search(model, source, max_length=0)
     # num_hypotheses larger than the beam is clipped to it.
     assert beam_search(model, source, beam_width=2, num_hypotheses=5).ids.shape[1] == 2

@@ -114,7 +114,7 @@ def test_errors_name_what_was_wrong():
         zoo.models.build("bahdanau", 10, 10, no_such_field=3)
     with pytest.raises(ValueError, match="query dim 12 and value dim 10"):
         tiny("luong_dot", encoder_units=5)
-    with pytest.raises(ValueError, match="source_vocab_size must be a positive int"):
+    with pytest.raises(ValueError, match="source_vocab_size must be an int >= 4"):
         zoo.models.build("bahdanau", 0, 10)
 
 

@@ -7,7 +7,8 @@ import tensorflow as tf
 
 from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import EOS_ID
-from zoo.decoding.beams import Finished, History, gather_beams, merge_finished, static_int, trace_back
+from zoo.decoding.arguments import check_penalties, static_int
+from zoo.decoding.beams import Finished, History, gather_beams, merge_finished, trace_back
 from zoo.decoding.extensions import best_extensions
 from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
 from zoo.decoding.length_penalty import check_length_normalization, length_penalty, ranking_score
@@ -98,25 +99,16 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         check_alignments(self.alignments)
         if self.stopping not in BEAM_STOPPING:
             raise ValueError(f"stopping must be one of {list(BEAM_STOPPING)}, received {self.stopping!r}.")
-        beam = static_int(self.beam_width, "beam_width")
-        if isinstance(beam, int) and beam < 1:
-            raise ValueError(f"beam_width must be >= 1, received {beam}.")
-        hypotheses = static_int(self.num_hypotheses, "num_hypotheses")
-        if isinstance(hypotheses, int) and hypotheses < 1:
-            raise ValueError(f"num_hypotheses must be >= 1, received {hypotheses}.")
-        beta = tf.get_static_value(self.coverage_penalty)
-        if beta is not None and float(beta) < 0:
-            raise ValueError(
-                f"coverage_penalty must be >= 0 (the stopping bound assumes the penalty is <= 0), "
-                f"received {float(beta)}."
-            )
+        static_int(self.beam_width, "beam_width", minimum=1)
+        static_int(self.num_hypotheses, "num_hypotheses", minimum=1)
+        check_penalties(self.length_penalty, self.coverage_penalty)
 
     def width(self):
-        return static_int(self.beam_width, "beam_width")
+        return static_int(self.beam_width, "beam_width", minimum=1)
 
     def hypotheses(self):
         """N: `num_hypotheses` clipped to the beam width, a Python int or an int32 scalar tensor."""
-        beam, hypotheses = self.width(), static_int(self.num_hypotheses, "num_hypotheses")
+        beam, hypotheses = self.width(), static_int(self.num_hypotheses, "num_hypotheses", minimum=1)
         if isinstance(beam, int) and isinstance(hypotheses, int):
             return min(hypotheses, beam)
         return tf.minimum(hypotheses, beam)

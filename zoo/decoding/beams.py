@@ -5,17 +5,8 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from zoo.data.vocabulary import PAD_ID
+from zoo.decoding.arguments import static_int  # noqa: F401  (re-exported: its old home)
 from zoo.decoding.history import write_row
-
-
-def static_int(value, name):
-    """`value` as a Python int when it is known while tracing, else an int32 scalar tensor."""
-    static = tf.get_static_value(value)
-    if static is None:
-        return tf.cast(tf.reshape(value, []), tf.int32)
-    if getattr(static, "size", 1) != 1:
-        raise ValueError(f"{name} must be a scalar, received shape {getattr(static, 'shape', None)}.")
-    return int(static.item() if hasattr(static, "item") else static)
 
 
 def expand_beams(tree, beam):

@@ -4,7 +4,7 @@ import numbers
 
 from zoo.constants import DEFAULT_LENGTH_PENALTY
 from zoo.decoding.beam_search import BeamSearch
-from zoo.decoding.beams import static_int
+from zoo.decoding.arguments import static_int
 from zoo.decoding.greedy import Greedy
 
 
@@ -23,9 +23,7 @@ def strategy_for(beam_width, num_hypotheses=1, length_penalty=DEFAULT_LENGTH_PEN
     """
     is_one = isinstance(beam_width, numbers.Integral) and not isinstance(beam_width, bool) and beam_width == 1
     if is_one:
-        hypotheses = static_int(num_hypotheses, "num_hypotheses")
-        if isinstance(hypotheses, int) and hypotheses < 1:
-            raise ValueError(f"num_hypotheses must be >= 1, received {hypotheses}.")
+        static_int(num_hypotheses, "num_hypotheses", minimum=1)
         return Greedy(length_penalty=length_penalty, coverage_penalty=coverage_penalty, alignments=alignments)
     return BeamSearch(beam_width, num_hypotheses, length_penalty, coverage_penalty, stopping=stopping,
                       alignments=alignments)

@@ -1,9 +1,9 @@
 """What a decoder may produce, and for how long: shared by greedy and beam search."""
 
-import numpy as np
 import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, PAD_ID
+from zoo.decoding.arguments import static_int
 
 # Default length limit of a sentence of `s` source tokens: 2 * s + 10 target tokens.
 MAX_LENGTH_FACTOR = 2
@@ -33,10 +33,7 @@ def decoding_limits(source_ids, max_length=None):
     buffer_length = MAX_LENGTH_FACTOR * tf.shape(source_ids)[1] + MAX_LENGTH_OFFSET
     if max_length is None:
         return limits, buffer_length
-    static = tf.get_static_value(max_length)
-    if static is not None and (np.size(static) != 1 or int(np.reshape(static, [])) < 1):
-        raise ValueError(f"max_length must be a positive integer scalar, received {static!r}.")
-    cap = tf.cast(tf.reshape(max_length, []), tf.int32)
+    cap = static_int(max_length, "max_length", minimum=1)
     return tf.minimum(limits, cap), tf.minimum(buffer_length, cap)
 
 

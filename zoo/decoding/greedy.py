@@ -5,6 +5,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from zoo.decoding.arguments import check_penalties
 from zoo.decoding.history import check_alignments
 from zoo.decoding.length_penalty import check_length_normalization, ranking_score
 from zoo.decoding.loop import decode
@@ -34,6 +35,7 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
     def __post_init__(self):
         check_alignments(self.alignments)
         check_length_normalization(self.length_normalization)
+        check_penalties(self.length_penalty, self.coverage_penalty)
 
     chooses_from_logits = True  # the argmax of the logits is that of the log-probabilities
     chooses_argmax = True  # `advance` calls it on the unmasked logits, masking only where needed (`_best_allowed`)

@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, PAD_ID
+from zoo.decoding.arguments import checked_ids
 from zoo.decoding.beams import expand_beams, gather_beams
 from zoo.decoding.compaction import Rows, check_compact, compact_rows, compacting, scatter_rows, should_compact
 from zoo.decoding.constraints import decoding_limits
@@ -88,7 +89,7 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
     """
     if shortlist is not None and not hasattr(model, "restrict_output"):
         raise TypeError(f"a shortlist needs a model with restrict_output (a zoo Seq2Seq), received {model!r}.")
-    source_ids = tf.cast(source_ids, tf.int32)
+    source_ids = checked_ids(source_ids, "source_ids", getattr(model, "source_vocab_size", None))
     limits, buffer_length = decoding_limits(source_ids, max_length)
     memory, state = model.encode(source_ids)
     output_ids = output = allowed = None

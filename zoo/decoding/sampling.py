@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from zoo.decoding.arguments import check_number
 from zoo.decoding.history import check_alignments
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
 
@@ -129,6 +130,10 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
 
     def __post_init__(self):
         check_alignments(self.alignments)
+        check_number(self.temperature, "temperature")
+        check_number(self.top_k, "top_k", integer=True)
+        if self.seed is not None:
+            check_number(self.seed, "seed", integer=True)
         top_k = tf.get_static_value(self.top_k)
         if top_k is not None and np.any(np.asarray(top_k) < 0):
             raise ValueError(f"top_k must be >= 0 (0: the whole vocabulary), received {top_k!r}.")

@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
+from zoo.decoding.arguments import checked_ids
 
 
 def sequence_log_prob(model, source_ids, target_ids, append_end=True, shortlist=None):
@@ -27,8 +28,8 @@ def sequence_log_prob(model, source_ids, target_ids, append_end=True, shortlist=
     Returns:
         float32 `(B,)`.
     """
-    source_ids = tf.cast(source_ids, tf.int32)
-    target_ids = tf.cast(target_ids, tf.int32)
+    source_ids = checked_ids(source_ids, "source_ids", getattr(model, "source_vocab_size", None))
+    target_ids = checked_ids(target_ids, "target_ids", getattr(model, "target_vocab_size", None))
     target = tf.pad(target_ids, [[0, 0], [0, 1]])  # room for the end token, (B, T + 1)
     position = tf.range(tf.shape(target)[1])[None, :]
 

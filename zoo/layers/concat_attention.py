@@ -1,5 +1,7 @@
 """Luong's concat attention."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -18,9 +20,9 @@ def tanh_score(keys, projected_query, score_vector):
 
 
 def check_units(layer_name, units):
-    if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
+    if not isinstance(units, numbers.Integral) or isinstance(units, bool) or units <= 0:
         raise ValueError(f"{layer_name}: `units` must be a positive integer, received units={units!r}.")
-    return units
+    return int(units)
 
 
 @register("concat")

@@ -1,5 +1,7 @@
 """Reduced-rank multiplicative attention."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -41,11 +43,11 @@ class ReducedRankAttention(BaseAttention):
 
     def __init__(self, rank, kernel_initializer="glorot_uniform", dropout=0.0, **kwargs):
         super().__init__(dropout=dropout, **kwargs)
-        if not isinstance(rank, int) or isinstance(rank, bool) or rank <= 0:
+        if not isinstance(rank, numbers.Integral) or isinstance(rank, bool) or rank <= 0:
             raise ValueError(
                 f"ReducedRankAttention: `rank` must be a positive integer, received rank={rank!r}."
             )
-        self.rank = rank
+        self.rank = int(rank)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
 
     def build_projections(self, query_dim, value_dim):

@@ -5,6 +5,8 @@ the classes, and the recipes (`recipes/configs/base.py`) start from them, so tha
 trained by `zoo-train` and one built with `zoo.models.build(name, ...)` have the same sizes.
 """
 
+import numbers
+
 EMBEDDING_DIM = 256  # source and target embedding size
 ENCODER_CELL = "lstm"  # "lstm" or "gru"
 ENCODER_UNITS = 256  # units of each encoder direction
@@ -28,3 +30,12 @@ SIZE_FIELDS = (
 )  # fmt: skip
 # Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).
 CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding")
+
+
+def checked_size(model_name, field, value, least):
+    """`value` as a Python int: any integer type (numpy's too), not a bool, and >= `least` (a vocabulary
+    holds the reserved ids PAD, UNK, BOS and EOS first)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        why = " (the reserved ids PAD, UNK, BOS and EOS come first)" if least > 1 else ""
+        raise ValueError(f"{model_name}: {field} must be an int >= {least}{why}, received {value!r}.")
+    return int(value)

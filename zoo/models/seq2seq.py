@@ -5,7 +5,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
-from zoo.constants import PAD_ID
+from zoo.constants import FIRST_REGULAR_ID, PAD_ID
 from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
@@ -85,14 +85,13 @@ class Seq2Seq(keras.Model):
         encoder_implementation=defaults.ENCODER_IMPLEMENTATION, **kwargs,
     ):
         super().__init__(**kwargs)
-        for field, value in (
-            ("source_vocab_size", source_vocab_size),
-            ("target_vocab_size", target_vocab_size),
-            ("embedding_dim", embedding_dim),
-            ("decoder_units", decoder_units),
-        ):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{type(self).__name__}: {field} must be a positive int, received {value!r}.")
+        source_vocab_size, target_vocab_size, embedding_dim, decoder_units = (
+            defaults.checked_size(type(self).__name__, field, value, least) for field, value, least in (
+                ("source_vocab_size", source_vocab_size, FIRST_REGULAR_ID),
+                ("target_vocab_size", target_vocab_size, FIRST_REGULAR_ID),
+                ("embedding_dim", embedding_dim, 1),
+                ("decoder_units", decoder_units, 1),
+            ))
         if decoder_cell not in ("lstm", "gru"):
             raise ValueError(f"{type(self).__name__}: decoder_cell must be 'lstm' or 'gru', received {decoder_cell!r}.")
         self.source_vocab_size = source_vocab_size
@@ -298,3 +297,4 @@ class Seq2Seq(keras.Model):
         fields = ("source_vocab_size", "target_vocab_size", "embedding_dim", "encoder_cell", "encoder_units",
                   "encoder_layers", "decoder_cell", "decoder_units", "dropout", "encoder_implementation")
         return {**super().get_config(), **{field: getattr(self, field) for field in fields}}
+

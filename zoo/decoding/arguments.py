@@ -1,0 +1,108 @@
+"""Checks of the decoding API's arguments, shared by the strategies, `decode` and `sequence_log_prob`.
+
+A Python value is checked when a strategy is made or a batch is traced, with a TypeError or
+ValueError that names the argument; a run-time tensor (an export's `beam_width`, a `source_ids`
+batch in a `tf.function`) gets a graph assertion with the same words, so a wrong value never
+decodes silently (a float width cut to an int, a negative token id read as one from the end).
+"""
+
+import numbers
+
+import numpy as np
+import tensorflow as tf
+
+
+def _is_number(value, integer):
+    """Whether `value` is an int (any integer type, not a bool), or for `integer=False` any real number,
+    as a Python scalar, a numpy value or array, or a tensor."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return False
+    if isinstance(value, numbers.Integral) or (not integer and isinstance(value, numbers.Real)):
+        return True
+    try:
+        dtype = tf.as_dtype(value.dtype)
+    except (AttributeError, TypeError):
+        return False
+    return dtype.is_integer or (not integer and dtype.is_floating)
+
+
+def check_number(value, name, integer=False):
+    """Raises a TypeError unless `value` is a number (an integer when `integer`), and a ValueError
+    when it is a known NaN."""
+    if not _is_number(value, integer):
+        kind = "an integer" if integer else "a number"
+        raise TypeError(f"{name} must be {kind} (a Python value or a tensor), received {value!r}.")
+    static = None if integer else tf.get_static_value(value)
+    if static is not None and np.any(np.isnan(np.asarray(static, np.float64))):
+        raise ValueError(f"{name} must not be NaN, received {static!r}.")
+
+
+def check_penalties(length_penalty, coverage_penalty):
+    """The GNMT penalties of a strategy: numbers, and a known coverage penalty >= 0 (the stopping bound
+    of beam search, and the meaning of the penalty, take it to be <= 0)."""
+    check_number(length_penalty, "length_penalty")
+    check_number(coverage_penalty, "coverage_penalty")
+    beta = tf.get_static_value(coverage_penalty)
+    if beta is not None and np.any(np.asarray(beta) < 0):
+        raise ValueError(
+            f"coverage_penalty must be >= 0 (the stopping bound assumes the penalty is <= 0), received {beta!r}."
+        )
+
+
+def static_int(value, name, minimum=None):
+    """`value` as a Python int when it is known while tracing, else an int32 scalar tensor.
+
+    Args:
+        value: an integer scalar (Python, numpy or tensor); a float, bool or string is a TypeError.
+        name: the argument's name, for the errors.
+        minimum: None, or the least value allowed: a ValueError for a known value below it, a graph
+            assertion for a run-time one.
+    """
+    check_number(value, name, integer=True)
+    static = tf.get_static_value(value)
+    if static is None:
+        tensor = tf.cast(tf.reshape(value, []), tf.int32)
+        if minimum is None:
+            return tensor
+        check = tf.debugging.assert_greater_equal(tensor, minimum, message=f"{name} must be >= {minimum}")
+        with tf.control_dependencies([check]):
+            return tf.identity(tensor)
+    if getattr(static, "size", 1) != 1:
+        raise ValueError(f"{name} must be a scalar, received shape {getattr(static, 'shape', None)}.")
+    result = int(static.item() if hasattr(static, "item") else static)
+    if minimum is not None and result < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, received {result}.")
+    return result
+
+
+def checked_ids(ids, name, vocab_size=None):
+    """`ids` as int32 `(B, L)` token ids, checked: an integer dtype, rank 2, at least one column in a
+    batch of known shape that has rows, and every id in `[0, vocab_size)` when `vocab_size` is given (a
+    ValueError eagerly, a graph assertion in a `tf.function`; Keras' embeddings would read a negative
+    id as one counted from the end)."""
+    if not tf.is_tensor(ids):
+        try:
+            ids = tf.convert_to_tensor(ids)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{name} must be integer token ids of shape (batch, length): {error}") from None
+    if not ids.dtype.is_integer:
+        raise TypeError(f"{name} must hold integer token ids, received dtype {ids.dtype.name}.")
+    shape = ids.shape
+    if shape.rank is not None and shape.rank != 2:
+        raise ValueError(f"{name} must have shape (batch, length), received shape {tuple(shape)}.")
+    if shape.rank == 2 and shape[1] == 0 and shape[0] != 0:  # an empty batch is a batch (its result is empty)
+        raise ValueError(f"{name} must have at least one position per sentence, received shape {tuple(shape)}.")
+    ids = tf.cast(ids, tf.int32)
+    if vocab_size is None:
+        return ids
+    message = f"{name} must be token ids in [0, {vocab_size})"
+    if tf.executing_eagerly():
+        values = ids.numpy()
+        bad = values[(values < 0) | (values >= vocab_size)]
+        if bad.size:
+            raise ValueError(f"{message}, received {int(bad[0])}.")
+        return ids
+    checks = [tf.debugging.assert_non_negative(ids, message=message),
+              tf.debugging.assert_less(ids, vocab_size, message=message)]
+    with tf.control_dependencies(checks):
+        return tf.identity(ids)
