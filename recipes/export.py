@@ -8,6 +8,7 @@ with `--shortlist` every signature decodes with the workdir's vocabulary selecti
 Prints the path of the new version.
 """
 
+import math
 import os
 
 from absl import flags, logging
@@ -23,6 +24,8 @@ flags.DEFINE_integer("version", None, "Version number; default: one more than th
 flags.DEFINE_integer("beam_width", None, "Beam width of serving_default; default: the config's.", lower_bound=1)
 flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; default: the config's.",
                    lower_bound=0.0)
+flags.register_validator("length_penalty", lambda value: value is None or math.isfinite(value),
+                         "--length_penalty must be a finite number")
 flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the config's.",
                      lower_bound=1)
 flags.DEFINE_bool("shortlist", None, "Decode every signature with the workdir's vocabulary selection table "

@@ -218,7 +218,10 @@ def _is_b64(value) -> bool:
 
 def _to_bytes(leaf, name: str) -> bytes:
     if isinstance(leaf, str):
-        return leaf.encode("utf-8")
+        try:
+            return leaf.encode("utf-8")
+        except UnicodeEncodeError:  # JSON's "\ud800" escapes parse to lone surrogates, which are no text
+            raise BadRequestError(f"Input '{name}': a string is not valid Unicode (a lone surrogate)") from None
     if _is_b64(leaf) and isinstance(leaf["b64"], str):
         try:
             return base64.b64decode(leaf["b64"], validate=True)

@@ -45,5 +45,6 @@ def describe(value) -> str:
 
 
 def dumps(content) -> bytes:
-    """A JSON answer as UTF-8 bytes: text as is, NaN and Infinity as TF Serving writes them."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode("utf-8")
+    """A JSON answer as UTF-8 bytes: text as is (a lone surrogate echoed from a request as "?"), NaN and
+    Infinity as TF Serving writes them."""
+    return json.dumps(content, ensure_ascii=False, allow_nan=True, separators=(",", ":")).encode("utf-8", "replace")

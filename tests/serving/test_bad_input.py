@@ -47,6 +47,9 @@ MALFORMED = [
     ("bad_b64", b'{"instances": [{"b64": "***"}]}', "base64"),
     ("b64_not_string", b'{"instances": [{"b64": 7}]}', "expects strings"),
     ("many_unknown_keys", json.dumps({f"k{i}": i for i in range(1000)}).encode(), "Unexpected key"),
+    ("lone_surrogate", b'{"instances": ["\\ud800"]}', "not valid Unicode"),  # valid JSON, no text
+    ("lone_surrogate_signature", b'{"signature_name": "\\ud800", "instances": ["a"]}', "not found"),
+    ("lone_surrogate_for_int", ("{" + _BEAM % ('"\\ud800"', 1, 1.0) + "}").encode(), "expects int32"),
 ]
 
 _INTERNALS = re.compile(r"Traceback|File \"|\b[A-Z]\w*(Error|Exception)\b|<\w[\w.]* object at|<class |\{\{node|0x[0-9a-f]{6,}")
