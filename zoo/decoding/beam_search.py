@@ -104,17 +104,26 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         check_penalties(self.length_penalty, self.coverage_penalty)
 
     def width(self):
-        return static_int(self.beam_width, "beam_width", minimum=1)
+        """K, checked: a run-time tensor below 1 fails a graph assertion (once per batch: `decode` and
+        `start` call it; the loop body takes the unchecked `_sizes`)."""
+        return self._sizes(checked=True)[0]
 
     def hypotheses(self):
-        """N: `num_hypotheses` clipped to the beam width, a Python int or an int32 scalar tensor."""
-        beam, hypotheses = self.width(), static_int(self.num_hypotheses, "num_hypotheses", minimum=1)
+        """N: `num_hypotheses` clipped to the beam width, a Python int or an int32 scalar tensor, checked
+        as `width()` is."""
+        return self._sizes(checked=True)[1]
+
+    def _sizes(self, checked=False):
+        """(K, N) as Python ints or int32 scalar tensors; `checked` adds the `>= 1` graph assertions."""
+        minimum = 1 if checked else None
+        beam = static_int(self.beam_width, "beam_width", minimum=minimum)
+        hypotheses = static_int(self.num_hypotheses, "num_hypotheses", minimum=minimum)
         if isinstance(beam, int) and isinstance(hypotheses, int):
-            return min(hypotheses, beam)
-        return tf.minimum(hypotheses, beam)
+            return beam, min(hypotheses, beam)
+        return beam, tf.minimum(hypotheses, beam)
 
     def start(self, inputs):
-        beam, hypotheses = self.width(), self.hypotheses()
+        beam, hypotheses = self._sizes(checked=True)
         batch_size, source_length, buffer_length = inputs.batch_size, inputs.source_length, inputs.buffer_length
         first_live = tf.where(tf.range(beam) == 0, 0.0, NEG_INF)  # one live hypothesis, not K copies
         nothing = tf.zeros([batch_size, hypotheses], tf.int32)
@@ -136,7 +145,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         )
 
     def advance(self, inputs, loop, logits, attention):
-        beam, state, t = self.width(), loop.search, loop.step
+        (beam, hypotheses), state, t = self._sizes(), loop.search, loop.step
         length = t + 1  # tokens in every extension
         one_row = loop.tokens.shape[1] == 1 and not (isinstance(beam, int) and beam == 1)  # see `first_view`
         top = best_extensions(logits, state.live_log_probs, beam, inputs.token_ids, one_row=one_row)
@@ -172,7 +181,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
             last_token=tokens,
             last_parent=parents,
         )
-        finished = merge_finished(state.finished, ended, cut, hypotheses=self.hypotheses())
+        finished = merge_finished(state.finished, ended, cut, hypotheses=hypotheses)
         aligned = tf.repeat(attention, beam, axis=1) if one_row else attention  # rows by parent beam, K of them
         history = History(
             tokens=write_row(state.history.tokens, t, tokens),

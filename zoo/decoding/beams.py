@@ -5,7 +5,6 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from zoo.data.vocabulary import PAD_ID
-from zoo.decoding.arguments import static_int  # noqa: F401  (re-exported: its old home)
 from zoo.decoding.history import write_row
 
 
