@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -337,6 +338,25 @@ def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
 
     with pytest.raises(FileNotFoundError, match="best.keras"):
         load_workdir(str(tmp_path))
+
+
+def test_a_damaged_best_keras_is_named_as_damaged_not_missing(parts, tmp_path):
+    model, source_tokenizer, target_tokenizer = parts
+    workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, {})
+    best = os.path.join(workdir, "best.keras")
+    with zipfile.ZipFile(best) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with open(best, "rb") as f:
+        whole = f.read()
+    with open(best, "wb") as f:  # cut short, as a copy or a disk that filled up leaves it
+        f.write(whole[: len(whole) // 2])
+    with pytest.raises(ValueError, match=r"best\.keras: not a \.keras archive \(truncated or corrupt\)"):
+        load_workdir(workdir)
+    with zipfile.ZipFile(best, "w") as archive:  # a whole archive around cut weights
+        for info, data in members:
+            archive.writestr(info, data[:100] if info.filename.endswith(".h5") else data)
+    with pytest.raises(ValueError, match=r"best\.keras: a damaged \.keras archive"):
+        load_workdir(workdir)
 
 
 def test_max_source_length_truncates_inside_the_graph(parts, tmp_path):

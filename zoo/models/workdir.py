@@ -7,6 +7,7 @@ The layout is the one of docs/interfaces.md ("A training workdir").
 
 import json
 import os
+import zipfile
 
 import keras
 import ml_collections
@@ -49,6 +50,7 @@ def load_workdir(workdir):
 
     Raises:
       FileNotFoundError: `workdir` is not a directory or holds no `best.keras`.
+      ValueError: `best.keras` is not a whole `.keras` archive.
     """
     model_path = os.path.join(workdir, constants.BEST_MODEL_FILE)
     if not os.path.isdir(workdir):
@@ -58,7 +60,12 @@ def load_workdir(workdir):
     config = read_config(workdir)
     source_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "source"))
     target_tokenizer = load_tokenizer(os.path.join(workdir, constants.VOCAB_DIR, "target"))
-    model = keras.saving.load_model(model_path, compile=False)
+    if not zipfile.is_zipfile(model_path):  # Keras would call a truncated file "File not found"
+        raise ValueError(f"{model_path}: not a .keras archive (truncated or corrupt); retrain, or copy it again")
+    try:
+        model = keras.saving.load_model(model_path, compile=False)
+    except (zipfile.BadZipFile, EOFError, KeyError, OSError) as error:  # OSError: h5py on cut weights
+        raise ValueError(f"{model_path}: a damaged .keras archive ({error})") from error
     return model, source_tokenizer, target_tokenizer, config
 
 
