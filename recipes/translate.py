@@ -17,6 +17,7 @@ Progress goes to stderr when stderr is a terminal or `--progress` is set.
 
 from zoo import startup  # first: the profile's first phase ends at its import
 
+import math
 import os
 import sys
 
@@ -34,7 +35,8 @@ flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.", low
 flags.DEFINE_float("sampling_temperature", None, "Sample translations at this temperature (> 0) instead of searching.")
 flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable tokens only (0: all of them).",
                      lower_bound=0)
-flags.DEFINE_integer("seed", 0, "Seed of the sampling draws.")
+flags.DEFINE_integer("seed", 0, "Seed of the sampling draws (an int32, as the export's `sample` signature takes).",
+                     lower_bound=-(2**31), upper_bound=2**31 - 1)
 flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.DEFINE_bool("shortlist", None, "Vocabulary selection (a workdir's vocab/shortlist.npz) or not (--noshortlist); "
@@ -50,8 +52,8 @@ def main(argv):
         raise cli.CommandError(f"--model {FLAGS.model!r} is not a directory; expected an export or a workdir")
     sampling = None
     if FLAGS.sampling_temperature is not None:
-        if FLAGS.sampling_temperature <= 0 or FLAGS.beam_width is not None:
-            raise cli.CommandError(f"sampling expects --sampling_temperature > 0 and no --beam_width, got "
+        if not math.isfinite(FLAGS.sampling_temperature) or FLAGS.sampling_temperature <= 0 or FLAGS.beam_width is not None:
+            raise cli.CommandError(f"sampling expects a finite --sampling_temperature > 0 and no --beam_width, got "
                                    f"{FLAGS.sampling_temperature} and {FLAGS.beam_width}")
         sampling = {"temperature": FLAGS.sampling_temperature, "top_k": FLAGS.sampling_top_k, "seed": FLAGS.seed}
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.

@@ -234,6 +234,10 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
         ("recipes.translate", ["--model=/tmp", "--batch_size=0"], b"--batch_size=0: 0 is not a positive integer"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=0"], b"--sampling_temperature > 0"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--beam_width=2"], b"no --beam_width"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=nan"], b"finite --sampling_temperature > 0"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=inf"], b"finite --sampling_temperature > 0"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--seed=4294967297"],
+         b"--seed=4294967297: 4294967297 is not an integer in the range [-2147483648, 2147483647]"),  # it wrapped to seed 1
         ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),
     ],
 )

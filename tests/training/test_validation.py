@@ -6,7 +6,7 @@ import recipes
 from recipes.configs import base
 from zoo.training.validation import RULES, config_problems, validate_config
 
-FREE = {"seed", "dates_seed"}  # any integer is a valid seed
+FREE = {"dates_seed"}  # any integer seeds the dates generator
 
 
 def test_every_number_and_choice_of_base_has_a_rule():
@@ -35,7 +35,8 @@ def test_every_recipe_is_valid(name):
         ("lr_schedule", "cosine", "constant"), ("source_tokenizer", "bpe9", "word"), ("encoder_cell", "rnn", "gru"),
         ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),
         ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0), ("spm_model_type", "word", "bpe"),
-        ("batch_tokens", -1, 0), ("batch_tokens", 47, 48), ("cpu_replicas", -1, 2),
+        ("batch_tokens", -1, 0), ("batch_tokens", 47, 48), ("cpu_replicas", -1, 2), ("seed", -1, 0),
+        ("seed", 2**32, 2**32 - 1),
     ],
 )  # fmt: skip
 def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):

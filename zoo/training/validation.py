@@ -2,8 +2,8 @@
 
 `validate_config(config)` raises one `ValueError` naming every bad field, its value and what
 it accepts: "invalid config: batch_size=0 (expected >= 1); learning_rate=-0.1 (expected > 0)".
-Fields not listed in `RULES` (seeds, file names, fields a user's recipe adds) take any value
-of their type; the data fields are checked when the data is read.
+Fields not listed in `RULES` (the dates generator's seed, file names, fields a user's recipe
+adds) take any value of their type; the data fields are checked when the data is read.
 """
 
 from zoo.constants import BEAM_STOPPING
@@ -166,6 +166,7 @@ RULES = {
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
     "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
     "num_samples": COUNT, "verbose": one_of((0, 1, 2)),
+    "seed": between(0, 2**32 - 1),  # keras.utils.set_random_seed's range (numpy's)
     # export
     "shortlist_k": COUNT, "shortlist_frequent": COUNT,
 }  # fmt: skip
