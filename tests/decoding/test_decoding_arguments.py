@@ -89,3 +89,15 @@ def test_run_time_widths_are_checked(model):
                           input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="max_length must be >= 1"):
         limited(SOURCE, 0)
+
+
+@pytest.mark.parametrize("name", zoo.models.presets())
+def test_an_empty_batch_decodes_and_scores_eagerly(name):
+    # Eagerly the shapes are all known: a (0, S) batch once reshaped (S, 0) to (1, 0) in the
+    # encoder's input projection, and Keras' eager max refused the empty maxout input.
+    model = zoo.models.build(name, 10, 6, embedding_dim=8, encoder_units=8, decoder_units=16)
+    empty = np.zeros([0, 5], np.int32)
+    assert tuple(model((empty, np.zeros([0, 3], np.int32))).shape) == (0, 3, 6)
+    for strategy in (Greedy(), BeamSearch(3, num_hypotheses=2), Sampling(seed=1)):
+        assert decode(model, empty, strategy).ids.shape[0] == 0
+    assert sequence_log_prob(model, empty, np.zeros([0, 3], np.int32)).shape == (0,)

@@ -26,8 +26,14 @@ def linear(x, kernel):
         columns = kernel.shape[-1] if kernel.shape[-1] is not None else ops.shape(kernel)[-1]  # e.g. a shortlist's M
         inner = tuple(x.shape[1:-1])
         # Only the leading axis unknown (a time loop's (B, K, D)): no shape ops, which would sit
-        # between the product and the next step's at every step.
-        leading = (-1, *inner) if None not in inner else ops.shape(x)[:-1]
+        # between the product and the next step's at every step. A -1 beside a 0 is ambiguous (an
+        # empty batch), so a 0 needs the whole shape.
+        if None not in x.shape[:-1]:
+            leading = tuple(x.shape[:-1])
+        elif None not in inner and 0 not in inner:
+            leading = (-1, *inner)
+        else:
+            leading = ops.shape(x)[:-1]
         out = ops.reshape(out, (*leading, columns))
     return ops.squeeze(out, -1) if vector else out
 

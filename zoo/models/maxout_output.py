@@ -10,7 +10,9 @@ def maxout(x, pool=2):
     """Maxout over consecutive groups of `pool` of the last axis: `(..., pool * L) -> (..., L)`."""
     shape = ops.shape(x)
     pooled = ops.reshape(x, tuple(shape[:-1]) + (x.shape[-1] // pool, pool))
-    return ops.max(pooled, axis=-1)
+    # `initial`: without it Keras' TensorFlow `max` asserts, eagerly, that the whole tensor is not
+    # empty (an empty batch), where only the pooled axis needs to be.
+    return ops.max(pooled, axis=-1, initial=float("-inf"))
 
 
 @keras.saving.register_keras_serializable(package="zoo")
