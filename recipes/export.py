@@ -14,14 +14,15 @@ import os
 from absl import flags, logging
 
 from zoo import cli
-from zoo.constants import MissingOpLibraryError
+from zoo.constants import DEFAULT_MAX_BEAM_WIDTH, MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
 flags.DEFINE_string("export_dir", None, "Model base path to write <version>/ into; default WORKDIR/export.")
 flags.DEFINE_integer("version", None, "Version number; default: one more than the newest there (or 1).",
                      lower_bound=1)
-flags.DEFINE_integer("beam_width", None, "Beam width of serving_default; default: the config's.", lower_bound=1)
+flags.DEFINE_integer("beam_width", None, "Beam width of serving_default, at most the export's largest "
+                     f"({DEFAULT_MAX_BEAM_WIDTH}); default: the config's.", lower_bound=1, upper_bound=DEFAULT_MAX_BEAM_WIDTH)
 flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; default: the config's.",
                    lower_bound=0.0)
 flags.register_validator("length_penalty", lambda value: value is None or math.isfinite(value),

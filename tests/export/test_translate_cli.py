@@ -239,6 +239,8 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--seed=4294967297"],
          b"--seed=4294967297: 4294967297 is not an integer in the range [-2147483648, 2147483647]"),  # it wrapped to seed 1
         ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),
+        ("recipes.export", ["--workdir=/tmp", "--beam_width=100000"],
+         b"--beam_width=100000: 100000 is not an integer in the range [1, 64]"),  # not ServingModule's words
     ],
 )
 def test_bad_flags_exit_with_one_clear_message(module, flags, message):
