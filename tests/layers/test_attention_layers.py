@@ -409,6 +409,21 @@ def test_mask_of_the_wrong_shape(cls, kwargs, dq, reference, weight_names, key_d
     assert str(tuple(mask_shape)) in str(info.value)
 
 
+@variants
+@query_ranks
+def test_query_keys_and_value_of_different_batches(cls, kwargs, dq, reference, weight_names, key_dim, query_rank):
+    # One query row against B values broadcast silently in additive attention; the others failed in einsum.
+    query, value, mask = make_inputs(dq, query_rank)
+    layer = cls(**kwargs)
+    for other in (query[:1], query[:-1]):
+        expected = rf"query and value must have the same batch size, received query of shape \({other.shape[0]}, "
+        with pytest.raises(ValueError, match=expected):
+            layer(other, value, mask=mask)
+    keys = layer.precompute(value)
+    with pytest.raises(ValueError, match=r"keys and value must have the same \(B, Tv\), received keys of shape"):
+        layer(query, value, mask=mask, keys=keys[:, :-1])
+
+
 @pytest.mark.parametrize("rank", [0, -2, 2.5, True, "4"])
 def test_rank_must_be_a_positive_integer(rank):
     with pytest.raises(ValueError, match=rf"`rank` must be a positive integer, received rank={rank!r}"):

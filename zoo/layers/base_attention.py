@@ -127,7 +127,21 @@ class BaseAttention(keras.layers.Layer):
                 f"matching value {value_shape}, received mask of shape {mask_shape}."
             )
 
+    def _check_batches(self, query, value, keys):
+        """A batch (or keys' length) that differs where both are known: a ValueError naming the
+        shapes, where einsum would fail deep inside the backend, or broadcast a batch of one."""
+        value_shape = tuple(value.shape)
+        others = [("query", tuple(query.shape), 1)] + ([] if keys is None else [("keys", tuple(keys.shape), 2)])
+        for name, shape, axes in others:
+            if any(a is not None and b is not None and a != b for a, b in zip(shape[:axes], value_shape[:axes])):
+                what = "batch size" if axes == 1 else "(B, Tv)"
+                raise ValueError(
+                    f"{self.name}: {name} and value must have the same {what}, received {name} of "
+                    f"shape {shape} and value of shape {value_shape}."
+                )
+
     def call(self, query, value, mask=None, keys=None, training=None):
+        self._check_batches(query, value, keys)
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (B, 1, Dq)
