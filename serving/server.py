@@ -2,12 +2,17 @@
 
 `serve` is what the `zoo-serve` command (`recipes/serve.py`) calls once its flags are checked:
 it serves the highest loadable version under `model_base_path` and picks up newer ones while
-running.
+running. It takes its port before it loads the model: a port another process holds is a one-line
+error at once (`zoo.cli.CommandError`, exit status 2), not a failure once the model has loaded.
 """
 
+import errno
 import logging
+import socket
+import sys
 
 from serving.limits import ServingLimits
+from zoo.cli import CommandError
 
 
 def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits=None, poll_seconds=1.0,
@@ -22,9 +27,10 @@ def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits
       poll_seconds: seconds between looks for a new version; 0 disables.
       max_batch_size, num_batch_threads, enable_batching: how concurrent requests are merged.
       on_phase: None, or `on_phase(key, description)`, called as each start-up phase ends, the last
-        one (`app`) just before the server starts listening (`zoo-serve --profile_startup`).
+        one (`app`) just before the server starts answering (`zoo-serve --profile_startup`).
     """
     on_phase = on_phase or (lambda key, description: None)
+    sockets = listening_sockets(host, port)
     # Imported here so that the command's --help and usage errors answer before TensorFlow loads.
     import uvicorn
 
@@ -43,4 +49,64 @@ def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits
     rest_app = create_app(registry, limits, poll_seconds, scheduler)
     on_phase("app", "the batch scheduler and the REST app")
     logging.info("zoo-serve: REST API at http://%s:%d/v1/models/%s", host, port, model_name)
-    uvicorn.run(rest_app, host=host, port=port, log_level="warning", access_log=False, **limits.uvicorn_options())
+    config = uvicorn.Config(rest_app, host=host, port=port, log_level="warning", access_log=False,
+                            **limits.uvicorn_options())
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:
+        pass
+    if not server.started:  # as uvicorn.run: the app's start-up failed (uvicorn logged why)
+        sys.exit(3)
+
+
+def listening_sockets(host, port):
+    """Sockets listening on `port` at every address `host` names, as asyncio's (uvicorn's) own bind.
+
+    They listen at once, so the port is this server's from then on: a second server started
+    meanwhile fails here too, and connections made while the model loads wait for their answer.
+
+    Raises:
+      CommandError: `host` names no address here, or `port` is taken (or not ours to take); the
+        message names both: "cannot listen on 127.0.0.1:8501: address already in use ...".
+    """
+    where = f"[{host}]:{port}" if ":" in (host or "") else f"{host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise CommandError(f"cannot listen on {where}: {_reason(error)}") from None
+    sockets, skipped = [], None
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        try:
+            sock = socket.socket(family, kind, proto)
+        except OSError as error:  # as asyncio: a family this machine lacks is skipped
+            skipped = error
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio: one socket per family, no dual stack
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(2048)  # uvicorn's backlog
+        except OSError as error:
+            sock.close()
+            if error.errno == errno.EADDRNOTAVAIL:  # as asyncio: that family is not enabled here
+                skipped = error
+                continue
+            for other in sockets:
+                other.close()
+            raise CommandError(f"cannot listen on {where}: {_reason(error)}") from None
+        sockets.append(sock)
+    if not sockets:
+        raise CommandError(f"cannot listen on {where}: {_reason(skipped)}")
+    return sockets
+
+
+def _reason(error):
+    """Why a bind failed, in the words of the system ("address already in use"), with a hint."""
+    reason = (getattr(error, "strerror", None) or (str(error) if error else "") or "no address to bind").lower()
+    if getattr(error, "errno", None) == errno.EADDRINUSE:
+        reason += " (another process listens there; choose another --rest_api_port)"
+    elif isinstance(error, socket.gaierror) or getattr(error, "errno", None) == errno.EADDRNOTAVAIL:
+        reason += " (no address of this machine; check --host)"
+    return reason

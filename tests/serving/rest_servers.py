@@ -73,19 +73,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def zoo_serve_command(*flags: str) -> list:
+    """The `zoo-serve` command line with `flags` (`python -m recipes.serve` where it is not installed)."""
+    command = shutil.which("zoo-serve")
+    return ([command] if command else [sys.executable, "-m", "recipes.serve"]) + list(flags)
+
+
+def _checkout_environment() -> dict:
+    """The environment that makes a command import this checkout's `serving`, however the project was installed."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))}
+
+
+def run_zoo_serve(*flags: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs `zoo-serve` with `flags` to its end (for the ways it refuses to start); output as text."""
+    return subprocess.run(zoo_serve_command(*flags), cwd=REPO_ROOT, env=_checkout_environment(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
 @contextlib.contextmanager
 def zoo_serve_subprocess(model_base_path: str, *extra_flags: str, model_name: str = "zoo"):
     """Runs the real `zoo-serve` command line; yields (base URL, process)."""
     port = free_port()
-    command = shutil.which("zoo-serve")
-    command = [command] if command else [sys.executable, "-m", "recipes.serve"]
     process = subprocess.Popen(
-        command
-        + [f"--model_base_path={model_base_path}", f"--model_name={model_name}", f"--rest_api_port={port}"]
-        + list(extra_flags),
+        zoo_serve_command(f"--model_base_path={model_base_path}", f"--model_name={model_name}",
+                          f"--rest_api_port={port}", *extra_flags),
         cwd=REPO_ROOT,
-        # Import this checkout's `serving`, however the project was installed.
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))},
+        env=_checkout_environment(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
