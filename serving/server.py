@@ -4,15 +4,19 @@
 it serves the highest loadable version under `model_base_path` and picks up newer ones while
 running. It takes its port before it loads the model: a port another process holds is a one-line
 error at once (`zoo.cli.CommandError`, exit status 2), not a failure once the model has loaded.
+So is a base path that can never serve but names the right one: a version directory itself, or
+a training workdir whose `export/` holds the versions. An empty base path is waited on.
 """
 
 import errno
 import logging
+import os
 import socket
 import sys
 
 from serving.limits import ServingLimits
 from zoo.cli import CommandError
+from zoo.constants import EXPORT_DIR, SAVED_MODEL_FILE, saved_model_versions
 
 
 def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits=None, poll_seconds=1.0,
@@ -30,6 +34,7 @@ def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits
         one (`app`) just before the server starts answering (`zoo-serve --profile_startup`).
     """
     on_phase = on_phase or (lambda key, description: None)
+    check_base_path(model_base_path)
     sockets = listening_sockets(host, port)
     # Imported here so that the command's --help and usage errors answer before TensorFlow loads.
     import uvicorn
@@ -58,6 +63,34 @@ def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits
         pass
     if not server.started:  # as uvicorn.run: the app's start-up failed (uvicorn logged why)
         sys.exit(3)
+
+
+def check_base_path(model_base_path):
+    """Refuses a `model_base_path` without versions that is a SavedModel itself or holds `export/` versions.
+
+    TF Serving (and `zoo-serve`) wait for a version to appear under an empty base path; these two
+    would never get one there, and the message names the path meant.
+
+    Raises:
+      CommandError: the path holds `saved_model.pb` (its parent, if it is a numbered version
+        directory, is the base path), or its `export/` holds numbered versions.
+    """
+    if saved_model_versions(model_base_path):
+        return
+    path = os.path.normpath(model_base_path)
+    given = f"--model_base_path {model_base_path} holds no numbered version directory"
+    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        if os.path.basename(path).isdigit():
+            raise CommandError(f"{given}: it is version {int(os.path.basename(path))} itself (it holds "
+                               f"{SAVED_MODEL_FILE}); give the directory above it: "
+                               f"--model_base_path={os.path.dirname(path) or os.curdir}")
+        raise CommandError(f"{given}: it is a SavedModel itself (it holds {SAVED_MODEL_FILE}); move it into a "
+                           "directory named 1 and give that directory's parent as --model_base_path")
+    export = os.path.join(path, EXPORT_DIR)
+    versions = saved_model_versions(export)
+    if versions:
+        raise CommandError(f"{given}, but its {EXPORT_DIR}/ does (version(s) {', '.join(map(str, versions))}): "
+                           f"give --model_base_path={export}")
 
 
 def listening_sockets(host, port):
