@@ -74,7 +74,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         raise ValueError(f"batch_size {config.batch_size} does not split evenly across {replicas} replicas; "
                          f"expected a multiple of {replicas}")
     state = zoo_callbacks.TrainingState()
-    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))  # the chief's, for every worker
+    latest = readable_checkpoint(os.path.join(workdir, "checkpoints"), log)  # the chief's, for every worker
     if latest:
         tf.train.Checkpoint(state=state).read(latest).expect_partial()
     # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
@@ -108,6 +108,37 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         "tokens" + (" (shared)" if config.shared_vocab else "")
         + (f"; each batch's softmax over >= {sampled} of them (sampled_vocabulary)" if sampled else ""))
     return Training(model, state, manager, latest, dataset, steps_per_epoch, batches, tokens / batches)
+
+
+def readable_checkpoint(directory, log):
+    """The newest checkpoint in `directory` whose every tensor reads back, or None when none was saved.
+
+    A damaged one (a copy cut short, a disk that filled up) is skipped with a warning naming it, and the
+    next older one resumes the run. A damaged `checkpoint` list (which TensorFlow would ignore, training
+    afresh over the workdir) is replaced by the `ckpt-N.index` files there. Raises ValueError when
+    checkpoints were saved but none reads back.
+    """
+    saved = tf.train.get_checkpoint_state(directory)
+    paths = list(saved.all_model_checkpoint_paths or [saved.model_checkpoint_path]) if saved else []
+    if not paths:
+        numbered = [name[len("ckpt-"):-len(".index")] for name in tf.io.gfile.listdir(directory)
+                    if name.startswith("ckpt-") and name.endswith(".index")] if tf.io.gfile.isdir(directory) else []
+        paths = [os.path.join(directory, f"ckpt-{n}") for n in sorted(filter(str.isdigit, numbered), key=int)]
+        if paths:
+            log(f"zoo-train: warning: {os.path.join(directory, 'checkpoint')} does not list the checkpoints "
+                "there; taking the newest of their files")
+    for path in reversed(paths):
+        try:
+            reader = tf.train.load_checkpoint(path)
+            for name in reader.get_variable_to_shape_map():
+                reader.get_tensor(name)
+            return path
+        except (tf.errors.OpError, IndexError, ValueError) as error:
+            log(f"zoo-train: warning: checkpoint {path} does not read back ({str(error).splitlines()[0]}); "
+                "trying the one before it")
+    if paths:
+        raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
+    return None
 
 
 def _cpu_split(strategy):
