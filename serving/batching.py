@@ -19,6 +19,7 @@ sentence lengths, so the answers are those of separate calls.
 import asyncio
 import concurrent.futures
 import dataclasses
+import json
 import logging
 import re
 
@@ -27,6 +28,7 @@ import tensorflow as tf
 
 from serving.batch_outputs import can_split, has_fixed_axes, split_outputs
 from serving.errors import ServingError
+from serving.json_text import quoted
 from serving.model_registry import Signature
 
 # TF error codes (canonical gRPC codes) -> HTTP status, as TF Serving maps them.
@@ -61,7 +63,8 @@ def run_signature(signature: Signature, arrays: dict) -> dict:
     except Exception as error:  # Anything else is our fault or the model's, not the client's.
         logging.exception("Signature '%s' failed", signature.name)
         raise ServingError(
-            f"Internal error running signature '{signature.name}' ({type(error).__name__}); see the zoo-serve log", 500
+            f"Internal error running signature {quoted(signature.name)} ({type(error).__name__}); see the zoo-serve log",
+            500,
         ) from None
     return {name: tensor.numpy() for name, tensor in outputs.items()}
 
@@ -209,8 +212,8 @@ class BatchScheduler:
                     if any(array.shape[:1] != (total,) for array in outputs.values()):
                         shapes = {name: list(array.shape) for name, array in outputs.items()}
                         error = ServingError(
-                            f"Signature '{signature.name}' answered a batch of {total} with outputs of "
-                            f"shapes {shapes}; expected [{total}] each",
+                            f"Signature {quoted(signature.name)} answered a batch of {total} with outputs of "
+                            f"shapes {json.dumps(shapes)}; expected [{total}] each",
                             500,
                         )
                         for request in batch:

@@ -17,11 +17,12 @@ Strings travel as JSON strings (UTF-8); `{"b64": "..."}` carries binary strings 
 import base64
 import binascii
 import dataclasses
+import json
 
 import numpy as np
 
 from serving.errors import BadRequestError
-from serving.json_text import describe, loads
+from serving.json_text import describe, loads, quoted, quoted_list
 
 DEFAULT_SIGNATURE = "serving_default"
 MAX_RANK = 32  # nesting allowed for an input of unknown rank (TensorFlow allows 254; ours have 1)
@@ -46,22 +47,22 @@ def parse_predict_request(body: bytes) -> PredictRequest:
         raise BadRequestError(f"JSON Value: expected an object at top level, got {describe(request)}")
     unknown = sorted(set(request) - {"signature_name", "instances", "inputs"})
     if unknown:
-        shown = ", ".join(repr(key[:40]) for key in unknown[:5])
         raise BadRequestError(
-            f"Unexpected key(s) {shown} in request; expected 'signature_name' and one of 'instances' or 'inputs'"
+            f'Unexpected key(s) {quoted_list(unknown, 5)} in request; expected "signature_name" and one of '
+            '"instances" or "inputs"'
         )
     signature_name = request.get("signature_name", DEFAULT_SIGNATURE)
     if not isinstance(signature_name, str):
-        raise BadRequestError(f"'signature_name' must be a string, got {describe(signature_name)}")
+        raise BadRequestError(f'"signature_name" must be a string, got {describe(signature_name)}')
     if "instances" in request and "inputs" in request:
-        raise BadRequestError("Not both 'instances' and 'inputs' keys may be present in a request")
+        raise BadRequestError('Not both "instances" and "inputs" keys may be present in a request')
     if "instances" in request:
         if not isinstance(request["instances"], list) or not request["instances"]:
-            raise BadRequestError(f"'instances' must be a non-empty list, got {describe(request['instances'])}")
+            raise BadRequestError(f'"instances" must be a non-empty list, got {describe(request["instances"])}')
         return PredictRequest(signature_name, ROW, request["instances"])
     if "inputs" in request:
         return PredictRequest(signature_name, COLUMNAR, request["inputs"])
-    raise BadRequestError("Missing 'inputs' or 'instances' key")
+    raise BadRequestError('Missing "inputs" or "instances" key')
 
 
 def batch_size(request: PredictRequest):
@@ -91,15 +92,16 @@ def request_to_arrays(request: PredictRequest, input_specs: dict) -> dict:
     else:
         named = _columnar_inputs(request.payload, input_specs)
     arrays = {}
-    for name, spec in input_specs.items():
+    for name in sorted(input_specs):  # sorted: the first bad input named is the same every time
+        spec = input_specs[name]
         # One level of slack lets the shape check below name the mismatch; deeper is refused at once.
         array = _to_array(named[name], spec.dtype, name, None if spec.shape.rank is None else spec.shape.rank + 1)
         if not spec.shape.is_compatible_with(array.shape):
             hint = ""
             if request.format == ROW and spec.shape.rank == 0:
-                hint = "; scalar inputs cannot be sent in row format ('instances'), use columnar 'inputs'"
+                hint = '; scalar inputs cannot be sent in row format ("instances"), use columnar "inputs"'
             raise BadRequestError(
-                f"Input '{name}' has shape {list(array.shape)}, expected {_shape_text(spec.shape)}{hint}"
+                f"Input {quoted(name)} has shape {list(array.shape)}, expected {_shape_text(spec.shape)}{hint}"
             )
         arrays[name] = array
     return arrays
@@ -113,8 +115,8 @@ def arrays_to_response(outputs: dict, request_format: str) -> dict:
     sizes = {name: (array.shape[0] if array.ndim else None) for name, array in outputs.items()}
     if len(set(sizes.values())) != 1 or None in sizes.values():
         raise BadRequestError(
-            f"Row format needs every output batched with one 0th dimension, got sizes {sizes}; "
-            "use the columnar format ('inputs')"
+            f"Row format needs every output batched with one 0th dimension, got sizes {json.dumps(sizes)}; "
+            'use the columnar format ("inputs")'
         )
     batch_size = next(iter(sizes.values()))
     converted = {name: _to_json(array) for name, array in outputs.items()}
@@ -123,9 +125,13 @@ def arrays_to_response(outputs: dict, request_format: str) -> dict:
     return {"predictions": [{name: values[i] for name, values in converted.items()} for i in range(batch_size)]}
 
 
-def _missing_and_extra(names: list, given) -> tuple:
-    """The signature's inputs absent from `given`, and `given`'s names the signature lacks."""
-    return sorted(set(names) - set(given)), sorted(set(given) - set(names))
+def _mismatch(names: list, given) -> str:
+    """The signature's inputs absent from `given` and `given`'s names the signature lacks, in words ("" if none)."""
+    missing, extra = sorted(set(names) - set(given)), sorted(set(given) - set(names))
+    parts = [f"missing input(s) {quoted_list(missing)}"] if missing else []
+    if extra:
+        parts.append(f"unknown input(s) {quoted_list(extra, 5)}")
+    return ", ".join(parts)
 
 
 def _row_inputs(instances: list, input_specs: dict) -> dict:
@@ -134,11 +140,11 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
     columns = {name: [] for name in names}
     for index, instance in enumerate(instances):
         if isinstance(instance, dict) and not _is_b64(instance):
-            missing, extra = _missing_and_extra(names, instance)
-            if missing or extra:
+            mismatch = _mismatch(names, instance)
+            if mismatch:
                 raise BadRequestError(
-                    f"Failed to process element: {index} of 'instances' list: missing input(s) {missing}, "
-                    f"unknown input(s) {extra}; the signature's inputs are {names}"
+                    f'Failed to process element: {index} of "instances" list: {mismatch}; '
+                    f"the signature's inputs are {quoted_list(names)}"
                 )
             for name in names:
                 columns[name].append(instance[name])
@@ -146,8 +152,8 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
             columns[names[0]].append(instance)
         else:
             raise BadRequestError(
-                f"Failed to process element: {index} of 'instances' list: got a bare value, but the "
-                f"signature has {len(names)} inputs {names}; send objects with named inputs"
+                f'Failed to process element: {index} of "instances" list: got a bare value, but the '
+                f"signature has {len(names)} inputs {quoted_list(names)}; send objects with named inputs"
             )
     return columns
 
@@ -155,16 +161,13 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
 def _columnar_inputs(inputs, input_specs: dict) -> dict:
     names = sorted(input_specs)
     if isinstance(inputs, dict) and not _is_b64(inputs):
-        missing, extra = _missing_and_extra(names, inputs)
-        if missing or extra:
-            raise BadRequestError(
-                f"'inputs' has missing input(s) {missing} and unknown input(s) {extra}; "
-                f"the signature's inputs are {names}"
-            )
+        mismatch = _mismatch(names, inputs)
+        if mismatch:
+            raise BadRequestError(f'"inputs" has {mismatch}; ' f"the signature's inputs are {quoted_list(names)}")
         return inputs
     if len(names) != 1:
         raise BadRequestError(
-            f"'inputs' is a bare value, but the signature has {len(names)} inputs {names}; "
+            f'"inputs" is a bare value, but the signature has {len(names)} inputs {quoted_list(names)}; '
             "send an object with named inputs"
         )
     return {names[0]: inputs}
@@ -185,11 +188,11 @@ def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
         info = np.iinfo(numpy_dtype)
         bad = [leaf for leaf in leaves if not info.min <= leaf <= info.max]
         if bad:
-            raise BadRequestError(f"Input '{name}': {describe(bad[0])} is out of range for {dtype.name}")
+            raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
     elif numpy_dtype.kind == "f":
         bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > _LARGEST_FLOAT]
         if bad:
-            raise BadRequestError(f"Input '{name}': {describe(bad[0])} is out of range for {dtype.name}")
+            raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
     return np.array(leaves, dtype=numpy_dtype).reshape(shape)
 
 
@@ -198,7 +201,7 @@ def _flatten(value, name: str, max_rank: int):
     if not isinstance(value, list):
         return (), [value]
     if max_rank < 1:
-        raise BadRequestError(f"Input '{name}' is nested deeper than its shape allows; got a list where a value belongs")
+        raise BadRequestError(f"Input {quoted(name)} is nested deeper than its shape allows; got a list where a value belongs")
     if not value:
         return (0,), []
     parts = [_flatten(item, name, max_rank - 1) for item in value]
@@ -206,7 +209,7 @@ def _flatten(value, name: str, max_rank: int):
     for shape, _ in parts:
         if shape != inner:
             raise BadRequestError(
-                f"Input '{name}' is ragged: found elements of shapes {list(inner)} and {list(shape)}; "
+                f"Input {quoted(name)} is ragged: found elements of shapes {list(inner)} and {list(shape)}; "
                 "expected a rectangular nested list"
             )
     return (len(value),) + inner, [leaf for _, leaves in parts for leaf in leaves]
@@ -221,13 +224,13 @@ def _to_bytes(leaf, name: str) -> bytes:
         try:
             return leaf.encode("utf-8")
         except UnicodeEncodeError:  # JSON's "\ud800" escapes parse to lone surrogates, which are no text
-            raise BadRequestError(f"Input '{name}': a string is not valid Unicode (a lone surrogate)") from None
+            raise BadRequestError(f"Input {quoted(name)}: a string is not valid Unicode (a lone surrogate)") from None
     if _is_b64(leaf) and isinstance(leaf["b64"], str):
         try:
             return base64.b64decode(leaf["b64"], validate=True)
         except binascii.Error as error:
-            raise BadRequestError(f"Input '{name}': invalid base64 in {{'b64': ...}}: {error}") from None
-    raise BadRequestError(f"Input '{name}' expects strings (DT_STRING), got {describe(leaf)}")
+            raise BadRequestError(f'Input {quoted(name)}: invalid base64 in {{"b64": ...}}: {error}') from None
+    raise BadRequestError(f"Input {quoted(name)} expects strings (DT_STRING), got {describe(leaf)}")
 
 
 def _check_number(leaf, numpy_dtype: np.dtype, name: str):
@@ -238,7 +241,7 @@ def _check_number(leaf, numpy_dtype: np.dtype, name: str):
     else:
         ok = isinstance(leaf, (int, float)) and not isinstance(leaf, bool)
     if not ok:
-        raise BadRequestError(f"Input '{name}' expects {numpy_dtype.name} values, got {describe(leaf)}")
+        raise BadRequestError(f"Input {quoted(name)} expects {numpy_dtype.name} values, got {describe(leaf)}")
 
 
 def _shape_text(shape) -> str:

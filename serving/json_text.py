@@ -1,7 +1,8 @@
 """JSON text <-> Python values for `zoo-serve`, with plain messages for every way it can fail.
 
 Error messages describe a received value in words (`describe`), never with a Python repr: a
-client learns what was wrong without seeing the server's internals.
+client learns what was wrong without seeing the server's internals. Names (signatures, inputs,
+keys) are JSON strings in them, lists of names JSON lists: `Input "source"`, `["source", "target"]`.
 """
 
 import json
@@ -35,13 +36,24 @@ def describe(value) -> str:
     if isinstance(value, float):
         return f"the number {json.dumps(value)}"
     if isinstance(value, str):
-        shown = json.dumps(value[:40], ensure_ascii=False) + ("..." if len(value) > 40 else "")
-        return f"the string {shown}"
+        return f"the string {quoted(value)}"
     if isinstance(value, list):
         return f"a list of {len(value)} element(s)"
     if isinstance(value, dict):
         return f"an object with {len(value)} key(s)"
     return f"a value of type {type(value).__name__}"
+
+
+def quoted(name: str, limit: int = 40) -> str:
+    """A name for an error message, as a JSON string: `"source"`; past `limit` characters cut, `"sss..."`."""
+    return json.dumps(name if len(name) <= limit else name[:limit] + "...", ensure_ascii=False)
+
+
+def quoted_list(names, most: int = 10) -> str:
+    """Names for an error message, as a JSON list: `["source", "target"]`; past `most`, `[...] and 3 more`."""
+    names = list(names)
+    shown = "[" + ", ".join(quoted(name) for name in names[:most]) + "]"
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def dumps(content) -> bytes:

@@ -20,6 +20,7 @@ from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
 from serving.errors import NotFoundError
+from serving.json_text import quoted
 from serving.warmup import replay_warmup_requests
 from zoo.constants import (
     SAVED_MODEL_FILE,
@@ -245,5 +246,5 @@ class ModelRegistry:
         if model_name != self.model_name:
             raise NotFoundError(
                 f"Servable not found for request: Latest({model_name}); this server serves "
-                f"model {self.model_name!r}"
+                f"model {quoted(self.model_name)}"
             )

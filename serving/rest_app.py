@@ -42,7 +42,7 @@ from serving.errors import (
     RequestTimeoutError,
     ServingError,
 )
-from serving.json_text import dumps
+from serving.json_text import dumps, quoted, quoted_list
 from serving.limits import ServingLimits, drain, read_body
 from serving.model_registry import ModelRegistry
 
@@ -161,7 +161,7 @@ class ModelRequests:
         version = None
         if version_text is not None:
             if not version_text.isdigit():
-                raise NotFoundError(f"Malformed request: version {version_text[:40]!r} is not an integer")
+                raise NotFoundError(f"Malformed request: version {quoted(version_text)} is not an integer")
             version = int(version_text)
         if action in (None, "/", "/metadata"):
             if request.method != "GET":
@@ -171,7 +171,7 @@ class ModelRequests:
             return json_response(_status(self.registry, name, version))
         if action != ":predict":
             raise NotFoundError(
-                f"Malformed request: {request.method} {request.url.path[:200]}; zoo-serve supports ':predict' only"
+                f"Malformed request: {request.method} {request.url.path[:200]}; zoo-serve supports only :predict"
             )
         if request.method != "POST":
             raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use POST")
@@ -223,8 +223,8 @@ def prepare_predict(model, body: bytes, max_sentences: int) -> tuple:
     signature = model.signatures.get(predict_request.signature_name)
     if signature is None:
         raise BadRequestError(
-            f'Serving signature name: "{predict_request.signature_name[:100]}" not found in signature def; '
-            f"available: {sorted(model.signatures)}"
+            f"Serving signature name: {quoted(predict_request.signature_name, 100)} not found in signature def; "
+            f"available: {quoted_list(sorted(model.signatures))}"
         )
     examples = json_tensor.batch_size(predict_request)
     if examples is not None and examples > max_sentences:

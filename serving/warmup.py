@@ -23,6 +23,7 @@ import tensorflow as tf
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from tensorflow.core.framework import tensor_pb2
 
+from serving.json_text import quoted, quoted_list
 from zoo.constants import ASSETS_EXTRA_DIR, WARMUP_FILE
 
 _PACKAGE = "zoo_serving.warmup"
@@ -113,8 +114,8 @@ def replay_warmup_requests(model) -> int:
     for index, (name, inputs) in enumerate(requests):
         if name not in model.signatures:
             raise ValueError(
-                f"Warmup request {index} in {path} asks for signature {name!r}; "
-                f"the model has {sorted(model.signatures)}"
+                f"Warmup request {index} in {path} asks for signature {quoted(name)}; "
+                f"the model has {quoted_list(sorted(model.signatures))}"
             )
         model.signatures[name].function(**{key: tf.constant(value) for key, value in inputs.items()})
     if requests:

@@ -52,7 +52,39 @@ MALFORMED = [
     ("lone_surrogate_for_int", ("{" + _BEAM % ('"\\ud800"', 1, 1.0) + "}").encode(), "expects int32"),
 ]
 
-_INTERNALS = re.compile(r"Traceback|File \"|\b[A-Z]\w*(Error|Exception)\b|<\w[\w.]* object at|<class |\{\{node|0x[0-9a-f]{6,}")
+# A Python repr shows names in single quotes ('source', ['a', 'b']): the messages quote them as JSON does.
+_INTERNALS = re.compile(
+    r"Traceback|File \"|\b[A-Z]\w*(Error|Exception)\b|<\w[\w.]* object at|<class |\{\{node|0x[0-9a-f]{6,}|'[\w.:-]*'"
+)
+_SIGNATURES = '["beam_search", "greedy", "score", "serving_default"]'
+_BEAM_INPUTS = {"beam_width": 3, "num_hypotheses": 1, "length_penalty": 0.6}
+
+# (id, method, path after the model URL, JSON body, the whole error message): names as JSON strings, lists as JSON lists
+NAMED = [
+    ("unknown_signature", "POST", ":predict", {"signature_name": "no'pe", "instances": ["a"]},
+     f'Serving signature name: "no\'pe" not found in signature def; available: {_SIGNATURES}'),
+    ("unknown_keys", "POST", ":predict", {"instancez": ["a"], "foo": 1},
+     'Unexpected key(s) ["foo", "instancez"] in request; expected "signature_name" and one of "instances" or "inputs"'),
+    ("many_unknown_keys", "POST", ":predict", {f"k{i}": i for i in range(1000)},
+     'Unexpected key(s) ["k0", "k1", "k10", "k100", "k101"] and 995 more in request; expected "signature_name" and '
+     'one of "instances" or "inputs"'),
+    ("row_inputs", "POST", ":predict", {"signature_name": "score", "instances": [{"source": "a", "oops": "b"}]},
+     'Failed to process element: 0 of "instances" list: missing input(s) ["target"], unknown input(s) ["oops"]; '
+     'the signature\'s inputs are ["source", "target"]'),
+    ("columnar_inputs", "POST", ":predict", {"signature_name": "score", "inputs": {"source": ["a"]}},
+     '"inputs" has missing input(s) ["target"]; the signature\'s inputs are ["source", "target"]'),
+    ("bare_value", "POST", ":predict", {"signature_name": "score", "inputs": ["a"]},
+     '"inputs" is a bare value, but the signature has 2 inputs ["source", "target"]; send an object with named inputs'),
+    ("parameter_type", "POST", ":predict",
+     {"signature_name": "beam_search", "inputs": {"source": ["a"], **_BEAM_INPUTS, "beam_width": "3"}},
+     'Input "beam_width" expects int32 values, got the string "3"'),
+    ("scalar_in_row", "POST", ":predict", {"signature_name": "beam_search", "instances": [{"source": "a", **_BEAM_INPUTS}]},
+     'Input "beam_width" has shape [1], expected []; scalar inputs cannot be sent in row format ("instances"), '
+     'use columnar "inputs"'),
+    ("signature_name_type", "POST", ":predict", {"signature_name": 3, "instances": ["a"]},
+     '"signature_name" must be a string, got the integer 3'),
+    ("version", "GET", "/versions/x1", None, 'Malformed request: version "x1" is not an integer'),
+]
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +110,18 @@ def test_malformed_body_gets_a_plain_4xx(zoo_serve_server, http, body, words):
     assert len(answer["error"]) < 1000  # the body is never echoed back whole
     ok = http.post(url, json={"instances": ["ok"]})  # same connection: still serving
     assert ok.status_code == 200 and ok.json()["predictions"][0]["translation"] == "KO"
+
+
+@pytest.mark.parametrize("method,suffix,body,message", [c[1:] for c in NAMED], ids=[c[0] for c in NAMED])
+def test_errors_quote_names_as_json_strings_and_lists(zoo_serve_server, http, method, suffix, body, message):
+    response = http.request(method, zoo_serve_server.model_url + suffix, json=body)
+    assert 400 <= response.status_code < 500 and response.json() == {"error": message}, response.text
+
+
+def test_an_unknown_model_names_the_served_one_as_a_json_string(zoo_serve_server, http):
+    response = http.get(f"{zoo_serve_server.url}/v1/models/other")
+    assert response.status_code == 404
+    assert response.json()["error"] == 'Servable not found for request: Latest(other); this server serves model "zoo"'
 
 
 def test_deep_and_huge_bodies_are_400_below_the_size_limit(fixture_base_path, http):
