@@ -62,10 +62,13 @@ def main(argv):
         startup.enable()
     limits = _limits()
     startup.import_tensorflow()  # before the server's modules import it: without Keras and JAX
-    from serving.server import serve
+    from serving.server import StartError, serve
 
-    serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, limits, FLAGS.poll_seconds,
-          FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase)
+    try:
+        serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, limits, FLAGS.poll_seconds,
+              FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase)
+    except StartError as error:  # a port in use, a base path that names the wrong level
+        raise cli.CommandError(str(error)) from None
 
 
 def _on_phase(key, description):

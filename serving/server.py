@@ -3,7 +3,7 @@
 `serve` is what the `zoo-serve` command (`recipes/serve.py`) calls once its flags are checked:
 it serves the highest loadable version under `model_base_path` and picks up newer ones while
 running. It takes its port before it loads the model: a port another process holds is a one-line
-error at once (`zoo.cli.CommandError`, exit status 2), not a failure once the model has loaded.
+error at once (`StartError`; `zoo-serve` exits with status 2), not a failure once the model has loaded.
 So is a base path that can never serve but names the right one: a version directory itself, or
 a training workdir whose `export/` holds the versions. An empty base path is waited on.
 """
@@ -15,8 +15,11 @@ import socket
 import sys
 
 from serving.limits import ServingLimits
-from zoo.cli import CommandError
 from zoo.constants import EXPORT_DIR, SAVED_MODEL_FILE, saved_model_versions
+
+
+class StartError(ValueError):
+    """The server cannot start for a reason the user can fix (a port, a host, a base path); one line."""
 
 
 def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits=None, poll_seconds=1.0,
@@ -72,7 +75,7 @@ def check_base_path(model_base_path):
     would never get one there, and the message names the path meant.
 
     Raises:
-      CommandError: the path holds `saved_model.pb` (its parent, if it is a numbered version
+      StartError: the path holds `saved_model.pb` (its parent, if it is a numbered version
         directory, is the base path), or its `export/` holds numbered versions.
     """
     if saved_model_versions(model_base_path):
@@ -81,15 +84,15 @@ def check_base_path(model_base_path):
     given = f"--model_base_path {model_base_path} holds no numbered version directory"
     if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
         if os.path.basename(path).isdigit():
-            raise CommandError(f"{given}: it is version {int(os.path.basename(path))} itself (it holds "
+            raise StartError(f"{given}: it is version {int(os.path.basename(path))} itself (it holds "
                                f"{SAVED_MODEL_FILE}); give the directory above it: "
                                f"--model_base_path={os.path.dirname(path) or os.curdir}")
-        raise CommandError(f"{given}: it is a SavedModel itself (it holds {SAVED_MODEL_FILE}); move it into a "
+        raise StartError(f"{given}: it is a SavedModel itself (it holds {SAVED_MODEL_FILE}); move it into a "
                            "directory named 1 and give that directory's parent as --model_base_path")
     export = os.path.join(path, EXPORT_DIR)
     versions = saved_model_versions(export)
     if versions:
-        raise CommandError(f"{given}, but its {EXPORT_DIR}/ does (version(s) {', '.join(map(str, versions))}): "
+        raise StartError(f"{given}, but its {EXPORT_DIR}/ does (version(s) {', '.join(map(str, versions))}): "
                            f"give --model_base_path={export}")
 
 
@@ -100,14 +103,14 @@ def listening_sockets(host, port):
     meanwhile fails here too, and connections made while the model loads wait for their answer.
 
     Raises:
-      CommandError: `host` names no address here, or `port` is taken (or not ours to take); the
+      StartError: `host` names no address here, or `port` is taken (or not ours to take); the
         message names both: "cannot listen on 127.0.0.1:8501: address already in use ...".
     """
     where = f"[{host}]:{port}" if ":" in (host or "") else f"{host}:{port}"
     try:
         infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as error:
-        raise CommandError(f"cannot listen on {where}: {_reason(error)}") from None
+        raise StartError(f"cannot listen on {where}: {_reason(error)}") from None
     sockets, skipped = [], None
     for family, kind, proto, _, address in dict.fromkeys(infos):
         try:
@@ -128,10 +131,10 @@ def listening_sockets(host, port):
                 continue
             for other in sockets:
                 other.close()
-            raise CommandError(f"cannot listen on {where}: {_reason(error)}") from None
+            raise StartError(f"cannot listen on {where}: {_reason(error)}") from None
         sockets.append(sock)
     if not sockets:
-        raise CommandError(f"cannot listen on {where}: {_reason(skipped)}")
+        raise StartError(f"cannot listen on {where}: {_reason(skipped)}")
     return sockets
 
 

@@ -6,8 +6,7 @@ import httpx
 import pytest
 
 from rest_servers import free_port, run_zoo_serve, zoo_serve_subprocess
-from serving.server import listening_sockets
-from zoo.cli import CommandError
+from serving.server import StartError, listening_sockets
 
 
 def _refusal(model_base_path, port=None):
@@ -37,7 +36,7 @@ def test_the_port_is_held_from_the_check_on():
     held = listening_sockets("127.0.0.1", port)
     try:
         # A second server started while the first loads its model fails at once, not once both have loaded.
-        with pytest.raises(CommandError, match=f"cannot listen on 127.0.0.1:{port}: address already in use"):
+        with pytest.raises(StartError, match=f"cannot listen on 127.0.0.1:{port}: address already in use"):
             listening_sockets("127.0.0.1", port)
     finally:
         for sock in held:
