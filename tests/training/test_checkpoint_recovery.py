@@ -46,6 +46,16 @@ def test_a_damaged_checkpoint_list_falls_back_to_the_files(tmp_path):
         f.write("not a CheckpointState {")
     assert readable_checkpoint(directory, lines.append) == paths[-1]
     assert "does not list the checkpoints there; taking the newest of their files" in lines[0]
+    assert tf.train.get_checkpoint_state(directory) is None  # only the workdir's writer repairs the list
+    cut(paths[-1])
+    assert readable_checkpoint(directory, lines.append, repair=True) == paths[1]
+    repaired = tf.train.get_checkpoint_state(directory)  # so the manager rotates the old files out
+    assert repaired.model_checkpoint_path == paths[1]
+    assert list(repaired.all_model_checkpoint_paths) == [paths[0], paths[2], paths[1]]
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(counter=tf.Variable(4)), directory, max_to_keep=1)
+    kept = manager.save()
+    indexes = sorted(name for name in os.listdir(directory) if name.endswith(".index"))
+    assert indexes == [f"{os.path.basename(kept)}.index"]  # the old files, damaged one included, rotated out
 
 
 def test_none_readable_is_an_error_not_a_fresh_start(tmp_path):

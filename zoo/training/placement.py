@@ -74,7 +74,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         raise ValueError(f"batch_size {config.batch_size} does not split evenly across {replicas} replicas; "
                          f"expected a multiple of {replicas}")
     state = zoo_callbacks.TrainingState()
-    latest = readable_checkpoint(os.path.join(workdir, "checkpoints"), log)  # the chief's, for every worker
+    latest = readable_checkpoint(os.path.join(workdir, "checkpoints"), log, repair=placement.chief)  # the chief's
     if latest:
         tf.train.Checkpoint(state=state).read(latest).expect_partial()
     # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
@@ -110,17 +110,19 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     return Training(model, state, manager, latest, dataset, steps_per_epoch, batches, tokens / batches)
 
 
-def readable_checkpoint(directory, log):
+def readable_checkpoint(directory, log, repair=False):
     """The newest checkpoint in `directory` whose every tensor reads back, or None when none was saved.
 
     A damaged one (a copy cut short, a disk that filled up) is skipped with a warning naming it, and the
     next older one resumes the run. A damaged `checkpoint` list (which TensorFlow would ignore, training
-    afresh over the workdir) is replaced by the `ckpt-N.index` files there. Raises ValueError when
-    checkpoints were saved but none reads back.
+    afresh over the workdir) is replaced by the `ckpt-N.index` files there; with `repair` (the process
+    that writes the workdir) the list is rewritten with them, so that the `CheckpointManager` rotates
+    them out as it saves. Raises ValueError when checkpoints were saved but none reads back.
     """
     saved = tf.train.get_checkpoint_state(directory)
     paths = list(saved.all_model_checkpoint_paths or [saved.model_checkpoint_path]) if saved else []
-    if not paths:
+    from_files = not paths
+    if from_files:
         numbered = [name[len("ckpt-"):-len(".index")] for name in tf.io.gfile.listdir(directory)
                     if name.startswith("ckpt-") and name.endswith(".index")] if tf.io.gfile.isdir(directory) else []
         paths = [os.path.join(directory, f"ckpt-{n}") for n in sorted(filter(str.isdigit, numbered), key=int)]
@@ -132,10 +134,18 @@ def readable_checkpoint(directory, log):
             reader = tf.train.load_checkpoint(path)
             for name in reader.get_variable_to_shape_map():
                 reader.get_tensor(name)
-            return path
         except (tf.errors.OpError, IndexError, ValueError) as error:
             log(f"zoo-train: warning: checkpoint {path} does not read back ({str(error).splitlines()[0]}); "
                 "trying the one before it")
+            continue
+        if from_files and repair:
+            listed = [other for other in paths if other != path] + [path]  # the damaged ones too
+            # Their files' times, after the list's "last preserved" time: the manager deletes only those.
+            times = [tf.io.gfile.stat(f"{other}.index").mtime_nsec / 1e9 for other in listed]
+            tf.compat.v1.train.update_checkpoint_state(directory, path, all_model_checkpoint_paths=listed,
+                                                       all_model_checkpoint_timestamps=times,
+                                                       last_preserved_timestamp=min(times) - 1)
+        return path
     if paths:
         raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
     return None
