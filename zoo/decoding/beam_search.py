@@ -104,17 +104,13 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         check_penalties(self.length_penalty, self.coverage_penalty)
 
     def width(self):
-        """K, checked: a run-time tensor below 1 fails a graph assertion (once per batch: `decode` and
-        `start` call it; the loop body takes the unchecked `_sizes`)."""
+        """K, checked: a run-time tensor below 1 fails a graph assertion (`decode` calls it once per batch,
+        as `start` does `_sizes(checked=True)`; the loop body takes the unchecked `_sizes()`)."""
         return self._sizes(checked=True)[0]
 
-    def hypotheses(self):
-        """N: `num_hypotheses` clipped to the beam width, a Python int or an int32 scalar tensor, checked
-        as `width()` is."""
-        return self._sizes(checked=True)[1]
-
     def _sizes(self, checked=False):
-        """(K, N) as Python ints or int32 scalar tensors; `checked` adds the `>= 1` graph assertions."""
+        """(K, N): N is `num_hypotheses` clipped to K, each a Python int or an int32 scalar tensor;
+        `checked` adds the `>= 1` graph assertions."""
         minimum = 1 if checked else None
         beam = static_int(self.beam_width, "beam_width", minimum=minimum)
         hypotheses = static_int(self.num_hypotheses, "num_hypotheses", minimum=minimum)
