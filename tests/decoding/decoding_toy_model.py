@@ -244,8 +244,9 @@ def sampling_distribution(model, source_ids, max_length, temperature=1.0, top_k=
         log_probs, new_states, _ = model.step(tf.constant([last], tf.int32), states, memory)
         grown, parents = [], []
         for i, (prefix, probability) in enumerate(prefixes):
-            row = log_probs.numpy()[0, i, allowed].astype(np.float64) / temperature
-            kept = np.argsort(-row, kind="stable")[: top_k or len(allowed)]
+            untempered = log_probs.numpy()[0, i, allowed].astype(np.float64)
+            row = untempered / temperature
+            kept = np.argsort(-untempered, kind="stable")[: top_k or len(allowed)]  # the k most probable
             weights = np.zeros(len(allowed))
             weights[kept] = np.exp(row[kept] - row[kept].max())
             for token, weight in zip(allowed, weights / weights.sum()):

@@ -152,3 +152,23 @@ def test_keep_top_k_keeps_the_k_best_with_ties_to_the_lower_id():
 def test_rejects_a_negative_top_k():
     with pytest.raises(ValueError, match="top_k must be >= 0 .* received -1"):
         Sampling(top_k=-1)
+
+
+def test_an_infinite_temperature_draws_uniformly_among_the_top_k_most_probable():
+    # Tempered, every log-probability is 0: the top k must still be the k most probable tokens, not
+    # the k lowest ids, and each of them is as likely as the others.
+    model = ToyModel(vocab_size=5, seed=0, sharpness=1.0)
+    source, draws = [4, 1, 3, 4], 20000
+    exact = sampling_distribution(model, np.array([source]), 4, float("inf"), 2)
+    strategy = Sampling(temperature=float("inf"), top_k=2, seed=tf.range(draws))
+    result = decode(model, np.tile(np.array([source], np.int32), [draws, 1]), strategy, max_length=4)
+    counts = {}
+    for row, length in zip(result.ids.numpy()[:, 0], result.lengths.numpy()[:, 0]):
+        tokens = tuple(int(v) for v in row[:length])
+        counts[tokens] = counts.get(tokens, 0) + 1
+    statistic, degrees = chi_square(counts, exact, draws)
+    assert degrees >= 3
+    assert statistic < chi_square_critical_value(degrees, 1e-3), (statistic, degrees)
+    # A finite temperature's distribution over the same top 2 is told apart.
+    wrong = sampling_distribution(model, np.array([source]), 4, 3.0, 2)
+    assert chi_square(counts, wrong, draws)[0] > chi_square_critical_value(degrees, 1e-6)

@@ -112,7 +112,8 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
 
     Args:
         temperature: float scalar or `(B,)`; 1 samples from the model, lower is
-            peakier, and `temperature <= 0` is greedy search exactly (argmax).
+            peakier, `temperature <= 0` is greedy search exactly (argmax), and an
+            infinite one draws uniformly among the tokens `top_k` keeps.
         top_k: int scalar or `(B,)`: only the `top_k` most probable tokens may be
             drawn; 0 allows the whole vocabulary (a known negative value is an
             error, a run-time one counts as 0).
@@ -160,10 +161,11 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         sampled = temperature > 0
         # Shifted by the row maximum, so that the best token stays finite for any temperature.
         shifted = log_probs - tf.reduce_max(log_probs, axis=1, keepdims=True)
-        tempered = tf.where(tf.math.is_finite(log_probs), shifted / tf.where(sampled, temperature, 1.0), NEG_INF)
         static_top_k = tf.get_static_value(self.top_k)
         if static_top_k is None or np.any(static_top_k != 0):  # a known 0 skips the sort
-            tempered = keep_top_k(tempered, choice.top_k)
+            # The k most probable before tempering: a huge or infinite temperature makes them all 0.
+            shifted = keep_top_k(shifted, choice.top_k)
+        tempered = tf.where(tf.math.is_finite(shifted), shifted / tf.where(sampled, temperature, 1.0), NEG_INF)
         drawn = tf.argmax(tempered + gumbel_noise(choice.keys, step, token_ids), axis=1, output_type=tf.int32)
         greedy = tf.argmax(log_probs, axis=1, output_type=tf.int32)
         return tf.where(sampled[:, 0], drawn, greedy)

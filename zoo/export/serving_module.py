@@ -11,7 +11,8 @@ huge input costs no more than a maximal one), and an empty source decodes from a
 all-padding row (the model attends to nothing and still answers). `beam_width` is
 clamped to [1, `max_beam_width`], `num_hypotheses` to [1, beam_width], and a
 non-finite `length_penalty` falls back to the export's default; `top_k` is clamped to
-[0, target vocabulary] and a NaN `temperature` falls back to 1. The parameters of
+[0, target vocabulary] and a NaN `temperature` falls back to 1 (an infinite one draws
+uniformly among the `top_k` most probable tokens). The parameters of
 `beam_search` and `sample` are per example (`zoo.export.per_example`).
 
 A vocabulary selection table given at export time (`shortlist`) is saved with the variables
