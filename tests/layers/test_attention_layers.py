@@ -451,3 +451,67 @@ def test_query_and_value_ranks_are_checked():
     expected = r"value must have shape \(B, Tv, Dv\), received shape \(2, 4\)"
     with pytest.raises(ValueError, match=expected):
         GeneralAttention()(np.ones((2, 4), "float32"), np.ones((2, 4), "float32"))
+
+
+@variants
+def test_a_built_layer_checks_the_sizes_of_later_calls(cls, kwargs, dq, reference, weight_names, key_dim):
+    query, value, mask = make_inputs(dq, 3)
+    layer = cls(**kwargs)
+    layer(query, value, mask=mask)
+    built = rf"\(the layer was built for query \(\.\.\., {dq}\) and value \(\.\.\., {DV}\)\)"
+    keys = layer.precompute(value)
+    wrong = {"query": (np.ones((B, TQ, dq + 1), "float32"), value, None),
+             "value": (query, np.ones((B, TV, DV + 1), "float32"), None),
+             "keys": (query, value, np.ones((B, TV, keys.shape[-1] + 1), "float32"))}
+    for name, (q, v, k) in wrong.items():
+        with pytest.raises(ValueError, match=rf"{name} must have last dimension \d+ {built}, received {name} of shape"):
+            layer(q, v, mask=mask, keys=k)
+    # A wrong rank is named as such, before the batch sizes are compared.
+    with pytest.raises(ValueError, match=r"query must have shape \(B, Dq\) or \(B, Tq, Dq\), received shape \(1, "):
+        layer(query[None], value, mask=mask)
+    with pytest.raises(ValueError, match=r"keys must have shape \(B, Tv, Dk\), received shape"):
+        layer(query, value, mask=mask, keys=keys[0])
+    layer(query, value, mask=mask, keys=keys)  # the right keys still pass
+
+
+@pytest.mark.parametrize("make, method", [
+    (lambda: ReducedRankAttention(3), "score_query"), (lambda: ConcatAttention(4), "score"),
+    (lambda: AdditiveAttention(4), "score"), (lambda: DotAttention(scale=True), "score_query"),
+])
+def test_the_score_methods_of_an_unbuilt_layer_say_so(make, method):
+    query = np.ones((2, 3, 6), "float32")
+    arguments = (query,) if method == "score_query" else (query, np.ones((2, 4, 6), "float32"))
+    with pytest.raises(ValueError, match=rf"call the layer once .* before `{method}`"):
+        getattr(make(), method)(*arguments)
+
+
+def test_constructor_arguments_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"`scale` must be True or False, received scale='False'"):
+        DotAttention(scale="False")  # not True
+    for dropout in ("x", None, True):
+        with pytest.raises(ValueError, match=rf"`dropout` must be in \[0, 1\), received dropout={dropout!r}"):
+            GeneralAttention(dropout=dropout)
+
+
+@pytest.mark.skipif(keras.backend.backend() == "jax", reason="JAX refuses a string array before the layer sees it")
+def test_a_mask_of_strings_is_refused():
+    with pytest.raises(TypeError, match="mask must be bool \\(or 0/1 numbers\\), received dtype string"):
+        DotAttention()(np.ones((2, 3, 4), "float32"), np.ones((2, 5, 4), "float32"), mask=np.full((2, 5), "a"))
+
+
+@pytest.mark.parametrize("make", [lambda: ConcatAttention(4), lambda: AdditiveAttention(4),
+                                  lambda: ReducedRankAttention(3), GeneralAttention], ids=lambda m: "")
+def test_score_outside_the_call_under_mixed_precision(make):
+    # Keras casts a call's inputs; `score(query, precompute(value))` on float32 inputs must cast them too.
+    query, value, _ = make_inputs(6, 3)
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        layer = make()
+        _, weights = layer(query, value)
+        scores = layer.score(query, layer.precompute(value))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert keras.backend.standardize_dtype(scores.dtype) == "bfloat16"
+    expected = ops.softmax(ops.cast(scores, "float32"), axis=-1)
+    np.testing.assert_allclose(ops.convert_to_numpy(expected), ops.convert_to_numpy(ops.cast(weights, "float32")),
+                               atol=2e-2)

@@ -58,8 +58,12 @@ class AdditiveAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, units)
 
     def score(self, query, keys):
-        projected = linear(query, self._cast(self.query_kernel))  # (B, Tq, units)
+        self._check_built("score")
+        projected = linear(self._cast(query), self._cast(self.query_kernel))  # (B, Tq, units)
         return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
+
+    def keys_dim(self, query_dim, value_dim):
+        return self.units
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """The shared machinery of every attention variant: masking, softmax, weighted sum."""
 
+import numbers
+
 import keras
 from keras import ops
 
@@ -34,7 +36,7 @@ class BaseAttention(keras.layers.Layer):
     Call arguments:
         query: `(B, Dq)` for one decoder step or `(B, Tq, Dq)` for all steps.
         value: `(B, Tv, Dv)`, the encoder outputs.
-        mask: optional bool `(B, Tv)`, True for real tokens. Masked positions get
+        mask: optional bool `(B, Tv)`, True for real tokens (numbers: nonzero). Masked positions get
             weight exactly 0; a row with no real token gets all-zero weights and a
             zero context.
         keys: optional `(B, Tv, Dk)`, the result of `precompute(value)`, to skip
@@ -48,9 +50,9 @@ class BaseAttention(keras.layers.Layer):
 
     def __init__(self, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        if not 0.0 <= float(dropout) < 1.0:
+        if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0.0 <= float(dropout) < 1.0:
             raise ValueError(
-                f"{type(self).__name__}: `dropout` must be in [0, 1), received dropout={dropout}."
+                f"{type(self).__name__}: `dropout` must be in [0, 1), received dropout={dropout!r}."
             )
         self.dropout = float(dropout)
         self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
@@ -62,6 +64,10 @@ class BaseAttention(keras.layers.Layer):
     def precompute(self, value):
         """Returns the value-side part of the score, `(B, Tv, Dv) -> (B, Tv, Dk)`."""
         return value
+
+    def keys_dim(self, query_dim, value_dim):
+        """Dk, the last dimension of `precompute`'s keys for a layer built for `query_dim` and `value_dim`."""
+        return value_dim
 
     def score(self, query, keys):
         """Returns the scores `(B, Tq, Tv)` for `query (B, Tq, Dq)`, `keys (B, Tv, Dk)`."""
@@ -101,6 +107,7 @@ class BaseAttention(keras.layers.Layer):
                 f"received query {query_shape} and value {value_shape}."
             )
         self.build_projections(int(query_shape[-1]), int(value_shape[-1]))
+        self._built_dims = (int(query_shape[-1]), int(value_shape[-1]))
         self._dropout_layer.build(None)
         self.built = True
 
@@ -116,6 +123,9 @@ class BaseAttention(keras.layers.Layer):
             )
 
     def _check_mask(self, mask, value):
+        dtype = keras.backend.standardize_dtype(mask.dtype)
+        if dtype != "bool" and not ("int" in dtype or "float" in dtype):
+            raise TypeError(f"{self.name}: mask must be bool (or 0/1 numbers), received dtype {dtype}.")
         mask_shape = tuple(mask.shape)
         value_shape = tuple(value.shape)
         if len(mask_shape) != 2 or any(
@@ -126,6 +136,28 @@ class BaseAttention(keras.layers.Layer):
                 f"{self.name}: mask must be bool with shape (B, Tv) = {value_shape[:2]} "
                 f"matching value {value_shape}, received mask of shape {mask_shape}."
             )
+
+    def _check_inputs(self, query, value, keys):
+        """Ranks, then batches (`_check_batches`), then the sizes the layer was built for: a ValueError
+        naming the input and the shapes, where einsum would fail deep inside the backend."""
+        shapes = {"query": tuple(query.shape), "value": tuple(value.shape)}
+        if keys is not None:
+            shapes["keys"] = tuple(keys.shape)
+        for name, ranks, form in (("query", (2, 3), "(B, Dq) or (B, Tq, Dq)"), ("value", (3,), "(B, Tv, Dv)"),
+                                  ("keys", (3,), "(B, Tv, Dk)")):
+            if name in shapes and len(shapes[name]) not in ranks:
+                raise ValueError(f"{self.name}: {name} must have shape {form}, received shape {shapes[name]}.")
+        self._check_batches(query, value, keys)
+        dims = getattr(self, "_built_dims", None)
+        if dims is None:
+            return
+        expected = {"query": dims[0], "value": dims[1], "keys": self.keys_dim(*dims)}
+        for name, shape in shapes.items():
+            if shape[-1] is not None and shape[-1] != expected[name]:
+                raise ValueError(
+                    f"{self.name}: {name} must have last dimension {expected[name]} (the layer was built for "
+                    f"query (..., {dims[0]}) and value (..., {dims[1]})), received {name} of shape {shape}."
+                )
 
     def _check_batches(self, query, value, keys):
         """A batch (or keys' length) that differs where both are known: a ValueError naming the
@@ -141,7 +173,7 @@ class BaseAttention(keras.layers.Layer):
                 )
 
     def call(self, query, value, mask=None, keys=None, training=None):
-        self._check_batches(query, value, keys)
+        self._check_inputs(query, value, keys)
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (B, 1, Dq)

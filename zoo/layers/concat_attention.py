@@ -71,8 +71,12 @@ class ConcatAttention(BaseAttention):
         return ops.matmul(self._cast(value), self._cast(self.kernel[: self._value_dim]))  # (B, Tv, units)
 
     def score(self, query, keys):
-        projected = linear(query, self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)
+        self._check_built("score")
+        projected = linear(self._cast(query), self._cast(self.kernel[self._value_dim :]))  # (B, Tq, units)
         return tanh_score(keys, projected, self._cast(self.score_vector))  # (B, Tq, Tv)
+
+    def keys_dim(self, query_dim, value_dim):
+        return self.units
 
     def get_config(self):
         config = super().get_config()

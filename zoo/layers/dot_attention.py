@@ -34,7 +34,9 @@ class DotAttention(BaseAttention):
 
     def __init__(self, scale=False, dropout=0.0, **kwargs):
         super().__init__(dropout=dropout, **kwargs)
-        self.scale = bool(scale)
+        if not isinstance(scale, bool):
+            raise TypeError(f"DotAttention: `scale` must be True or False, received scale={scale!r}.")
+        self.scale = scale
 
     def build_projections(self, query_dim, value_dim):
         if query_dim != value_dim:
@@ -51,6 +53,7 @@ class DotAttention(BaseAttention):
         return self.dot_scores(self.score_query(query), keys)  # (B, Tq, Tv)
 
     def score_query(self, query):
+        self._check_built("score_query")
         if self.scale:
             return query / ops.cast(ops.sqrt(float(self._value_dim)), query.dtype)
         return query

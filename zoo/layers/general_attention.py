@@ -48,8 +48,11 @@ class GeneralAttention(BaseAttention):
 
     dot_product_score = True
 
+    def keys_dim(self, query_dim, value_dim):
+        return query_dim
+
     def score(self, query, keys):
-        return self.dot_scores(query, keys)  # (B, Tq, Tv)
+        return self.dot_scores(self._cast(query), keys)  # (B, Tq, Tv)
 
     def score_query(self, query):
         return query

@@ -68,7 +68,11 @@ class ReducedRankAttention(BaseAttention):
         return self.dot_scores(self.score_query(query), keys)  # (B, Tq, Tv)
 
     def score_query(self, query):
-        return linear(query, self._cast(self.query_kernel))  # (B, Tq, rank)
+        self._check_built("score_query")
+        return linear(self._cast(query), self._cast(self.query_kernel))  # (B, Tq, rank)
+
+    def keys_dim(self, query_dim, value_dim):
+        return self.rank
 
     def get_config(self):
         config = super().get_config()
