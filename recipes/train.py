@@ -6,6 +6,7 @@
 """
 
 import os
+import re
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARNING lines are noise here
@@ -33,6 +34,8 @@ def main(argv):
     del argv  # cli.run refuses positional arguments
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
+    import tensorflow as tf
+
     from zoo.data import DataError
     from zoo.training import distribute
     from zoo.training.validation import validate_config
@@ -40,6 +43,9 @@ def main(argv):
     from recipes.pipeline import train_and_export
 
     config = FLAGS.config
+    for field in ("train_tsv", "dev_tsv"):  # an unset shell variable would otherwise fall back to other data
+        if FLAGS[field].value == "":
+            raise cli.CommandError(f"--{field}: empty path; expected a file of source<TAB>target lines")
     for field in ("model", "train_tsv", "dev_tsv", "train_steps", "max_train_minutes", "seed"):
         if FLAGS[field].value is not None:
             config[field] = FLAGS[field].value
@@ -53,6 +59,12 @@ def main(argv):
     except (DataError, ValueError, FileNotFoundError) as error:
         logging.debug("zoo-train failed", exc_info=True)
         raise cli.CommandError(str(error)) from None
+    except (OSError, tf.errors.PermissionDeniedError, tf.errors.ResourceExhaustedError) as error:
+        # A workdir that became unwritable (a read-only subdirectory, a full disk) while the run writes.
+        logging.debug("zoo-train failed", exc_info=True)
+        message = getattr(error, "message", None) or str(error)
+        message = re.sub(r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]$", "", message)  # TensorFlow's op names
+        raise cli.CommandError(f"cannot write in --workdir {FLAGS.workdir}: {message}", status=1) from None
     if results.get("export_error"):
         best = os.path.join(FLAGS.workdir, "best.keras")
         raise cli.CommandError(f"export failed: {results['export_error']}; the trained model is in {best}: "

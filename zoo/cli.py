@@ -62,6 +62,8 @@ def writable_directory(path, flag):
     Returns:
       `path`.
     """
+    if not path:
+        raise CommandError(f"{flag}: empty path; expected a directory (or a path to create one at)")
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError(f"{flag} {path}: is a file; expected a directory (or a path to create one at)")
     existing = os.path.abspath(path)

@@ -102,12 +102,20 @@ def test_zoo_serve_and_zoo_export_refuse_bad_numbers_and_places_they_cannot_writ
 
 def test_zoo_train_refuses_bad_workdirs_bad_values_and_data_filtered_to_nothing(tmp_path):
     (tmp_path / "file").write_text("x")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text('{"model": "bahd')  # cut short
     cases = [
         ("zoo-train", ["--workdir", str(tmp_path / "file"), *TINY], r"--workdir .*file: is a file", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "a"), "--config.batch_size=0", "--config.learning_rate=0",
                        "--config.final_beam_width=0", "--config.dropout=1.5"],
          r"invalid config: dropout=1\.5 \(expected >= 0\.0 and < 1\.0\); batch_size=0 \(expected >= 1\); "
-         r"learning_rate=0\.0 \(expected > 0\.0\); final_beam_width=0 \(expected >= 1\)$", 2, ""),
+         r"learning_rate=0\.0 \(expected a finite number > 0\.0\); final_beam_width=0 \(expected >= 1\)$", 2, ""),
+        ("zoo-train", ["--workdir", str(tmp_path / "d"), *TINY, "--config.learning_rate=inf"],
+         r"invalid config: learning_rate=inf \(expected a finite number > 0\.0\)$", 2, ""),
+        ("zoo-train", ["--workdir=", *TINY], r"--workdir: empty path; expected a directory", 2, ""),
+        ("zoo-train", ["--workdir", str(tmp_path / "e"), *TINY, "--train_tsv="], r"--train_tsv: empty path", 2, ""),
+        ("zoo-train", ["--workdir", str(tmp_path / "broken"), *TINY],
+         r"zoo-train: error: .*broken/config\.json: invalid JSON \(", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "b"), "--config.eval_beam_width=-1"], r"eval_beam_width=-1", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "c"), *TINY, "--config.drop_long=true",
                        "--config.max_source_length=2"], r"no training pair is left after dropping", 2, ""),
@@ -115,7 +123,8 @@ def test_zoo_train_refuses_bad_workdirs_bad_values_and_data_filtered_to_nothing(
     if CAN_DENY_ROOT:
         cases.append(("zoo-train", ["--workdir", "/sys/zoo_run", *TINY], r"--workdir /sys/zoo_run: cannot write", 2, ""))
     run_all(cases)
-    assert not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "b")  # refused before any file
+    for name in ("a", "b", "d", "e"):  # refused before any file
+        assert not os.path.exists(tmp_path / name), name
 
 
 @pytest.mark.slow

@@ -132,3 +132,15 @@ def test_periodic_checkpoints_hold_the_step_they_were_taken_at(tmp_path):
              for path in manager.checkpoints]
     assert saved == [5, 10]
     assert PeriodicCheckpoint(manager, every_steps=0).every_steps == 0  # 0 = epoch checkpoints only
+
+
+@pytest.mark.parametrize("steps_per_epoch", [1, STEPS_PER_EPOCH])
+def test_a_diverged_loss_stops_the_run_before_anything_saves_it(tmp_path, steps_per_epoch):
+    model, state = tiny_model(), TrainingState()
+    manager = manager_for(model, state, tmp_path)
+    poisoned = tf.data.Dataset.from_tensor_slices((np.full((6, 2), np.nan, "float32"), np.ones((6, 1), "float32")))
+    callbacks = [TrainingLimits(state=state), PeriodicCheckpoint(manager, every_steps=1)]
+    with pytest.raises(ValueError, match=r"training diverged: the loss is nan at (step 1|the end of epoch 1)"):
+        model.fit(poisoned.batch(1).repeat(), epochs=2, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
+                  verbose=0)
+    assert manager.checkpoints == []  # nothing of the diverged run was saved

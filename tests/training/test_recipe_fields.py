@@ -60,6 +60,7 @@ def test_resume_refuses_other_data_or_model_choices(tmp_path):
         ("shared_vocab", True, "shared_vocab: False -> True"),
         ("spm_model_type", "bpe", "spm_model_type: 'unigram' -> 'bpe'"),
         ("spm_byte_fallback", False, "spm_byte_fallback: True -> False"),
+        ("spm_normalization", "nfc", "spm_normalization: 'nmt_nfkc' -> 'nfc'"),
     ):
         config = load_config("dates_luong_general")
         config[field] = value

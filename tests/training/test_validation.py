@@ -36,7 +36,10 @@ def test_every_recipe_is_valid(name):
         ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),
         ("clipnorm", -1.0, 0.0), ("min_learning_rate", -1e-5, 0.0), ("spm_model_type", "word", "bpe"),
         ("batch_tokens", -1, 0), ("batch_tokens", 47, 48), ("cpu_replicas", -1, 2), ("seed", -1, 0),
-        ("seed", 2**32, 2**32 - 1),
+        ("seed", 2**32, 2**32 - 1), ("learning_rate", float("inf"), 1e-5), ("clipnorm", float("inf"), 0.0),
+        ("global_clipnorm", float("inf"), 0.0), ("init_scale", float("inf"), 0.0),
+        ("length_penalty", float("inf"), 0.0), ("max_train_minutes", float("inf"), 0.0),
+        ("learning_rate", None, 1e-5), ("batch_size", None, 1), ("dropout", None, 0.0), ("dates_languages", None, "en"),
     ],
 )  # fmt: skip
 def test_each_rule_refuses_just_outside_and_accepts_its_edge(field, bad, good):

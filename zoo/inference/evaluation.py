@@ -1,10 +1,10 @@
 """Scoring translations against references: training's dev evaluation and `zoo-eval`."""
 
-import json
 import os
 import time
 
 from zoo import metrics, startup
+from zoo.atomic_write import read_json_object
 from zoo.data.tsv import read_tsv_report  # standard library only: no TensorFlow tokenizers, no Keras
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
@@ -40,8 +40,7 @@ def _bleu_tokenize_of(path):
     config_path = training_config_path(path)
     if config_path is None:
         return None
-    with open(config_path, encoding="utf-8") as f:
-        return json.load(f).get("bleu_tokenize")
+    return read_json_object(config_path).get("bleu_tokenize")
 
 
 def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None, shortlist=None):

@@ -1,5 +1,6 @@
 """Keras callbacks of `zoo-train`: dev BLEU, best model, early stopping, limits, resume state."""
 
+import math
 import os
 import time
 
@@ -192,6 +193,9 @@ class StepCounter(keras.callbacks.Callback):
         self.step = self._epoch_start + batch + 1  # `batch` is the last step of the execution
 
 
+LOSS_CHECK_STEPS = 100  # TrainingLimits reads the loss every so many steps (a read waits for the step)
+
+
 class TrainingLimits(StepCounter):
     """Stops training cleanly at a total step count or a wall-clock deadline.
 
@@ -216,6 +220,7 @@ class TrainingLimits(StepCounter):
         self.share_every = share_every
         self.stop_reason = None
         self._next_share = 0
+        self._next_loss_check = 0
 
     def _past_deadline(self):
         past = self.deadline is not None and time.monotonic() >= self.deadline
@@ -228,6 +233,9 @@ class TrainingLimits(StepCounter):
 
     def on_train_batch_end(self, batch, logs=None):
         super().on_train_batch_end(batch, logs)
+        if self.step >= self._next_loss_check:  # `step` moves by steps_per_execution
+            check_loss(logs, f"at step {self.step}")
+            self._next_loss_check = self.step + LOSS_CHECK_STEPS
         if self.train_steps and self.step >= self.train_steps:
             self.stop_reason = f"reached train_steps={self.train_steps}"
             if self.state is not None:
@@ -236,6 +244,21 @@ class TrainingLimits(StepCounter):
             self.stop_reason = "wall-clock budget (max_train_minutes) spent"
         if self.stop_reason:
             self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):  # before the dev evaluation saves the epoch (it comes later)
+        check_loss(logs, f"at the end of epoch {epoch + 1} (step {self.step})")
+
+
+def check_loss(logs, when):
+    """Raises a ValueError when the training loss in Keras' `logs` is NaN or infinite: the weights are then
+    lost to the run, and what follows (a checkpoint, a best model, an export) would keep them."""
+    loss = (logs or {}).get("loss")
+    if loss is not None and not math.isfinite(float(loss)):
+        raise ValueError(
+            f"training diverged: the loss is {float(loss)} {when}; nothing from here on is saved (checkpoints "
+            "and best.keras, if any, are from before). A lower learning_rate, clipnorm > 0 or "
+            "precision='float32' may help."
+        )
 
 
 class PeriodicCheckpoint(StepCounter):
@@ -250,6 +273,7 @@ class PeriodicCheckpoint(StepCounter):
     def on_train_batch_end(self, batch, logs=None):
         super().on_train_batch_end(batch, logs)
         if self.every_steps and self.step // self.every_steps > self._saved // self.every_steps:
+            check_loss(logs, f"at step {self.step}")
             self.checkpoint_manager.save()
             self._saved = self.step
 

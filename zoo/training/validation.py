@@ -26,12 +26,21 @@ class Rule:
         return self._expected() if callable(self._expected) else self._expected
 
 
+def _finite(value):
+    """Whether `value` is not an infinity (nor NaN, which fails every comparison anyway)."""
+    return value == value and value not in (float("inf"), float("-inf"))
+
+
+def _words(relation, low):
+    return f"a finite number {relation} {low}" if isinstance(low, float) else f"{relation} {low}"
+
+
 def at_least(low):
-    return Rule(lambda value: value >= low, f">= {low}")
+    return Rule(lambda value: value >= low and _finite(value), _words(">=", low))
 
 
 def above(low):
-    return Rule(lambda value: value > low, f"> {low}")
+    return Rule(lambda value: value > low and _finite(value), _words(">", low))
 
 
 def between(low, high, high_included=True):
@@ -181,6 +190,8 @@ def config_problems(config):
         try:
             if not rule.check(config[field]):
                 problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
+        except (TypeError, AttributeError):  # None from a recipe file, a list where a number goes, ...
+            problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
         except ValueError as error:
             problems.append(f"{field}={config[field]!r}: {error}")
     if "model" in config and not problems:  # a field-level problem would only resurface in the model's words
@@ -189,9 +200,10 @@ def config_problems(config):
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
     reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
+    fields = set(config.keys()) - reported  # the checks of several fields read only the valid ones
     for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla,
                   _cpu_replicas, _sampled_vocabulary):
-        problems.extend(p for p in check(config, set(config.keys())) if p.split("=")[0] not in reported)
+        problems.extend(p for p in check(config, fields) if p.split("=")[0] not in reported)
     return problems
 
 
@@ -237,6 +249,8 @@ def _vocabularies(config, fields):
     from zoo.data.sentencepiece_model import BYTE_PIECES
 
     for side in ("source", "target"):
+        if not {f"{side}_tokenizer", f"{side}_vocab_size"} <= fields:
+            continue
         kind, size = config.get(f"{side}_tokenizer"), config.get(f"{side}_vocab_size", 0)
         byte_pieces = BYTE_PIECES if config.get("spm_byte_fallback", False) else 0
         if kind == "sentencepiece" and size <= FIRST_REGULAR_ID + byte_pieces:

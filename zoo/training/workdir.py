@@ -1,10 +1,9 @@
 """The workdir of a training run: `config.json` checked for resume."""
 
-import json
 import os
 
 import zoo.models
-from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.atomic_write import read_json_object, remove_stale_temporaries, write_json
 from zoo.constants import VOCAB_DIR
 from zoo.data import datasets
 
@@ -13,7 +12,7 @@ from zoo.data import datasets
 MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
 VOCAB_FIELDS = (
     "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
-    "vocab_min_count", "lowercase", "shared_vocab", "spm_model_type", "spm_byte_fallback",
+    "vocab_min_count", "lowercase", "shared_vocab", "spm_model_type", "spm_byte_fallback", "spm_normalization",
 )  # fmt: skip
 
 
@@ -29,8 +28,7 @@ def check_config(config, workdir, write=True):
             remove_stale_temporaries(directory)
     path = os.path.join(workdir, "config.json")
     if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
+        saved = read_json_object(path)
         changed = [
             f"{field}: {saved.get(field)!r} -> {config[field]!r}"
             for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
