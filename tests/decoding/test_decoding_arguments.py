@@ -57,6 +57,12 @@ def test_scored_targets_are_checked(model):
     (lambda: Sampling(temperature=float("nan")), ValueError, "temperature must not be NaN"),
     (lambda: Sampling(top_k=2.5), TypeError, "top_k must be an integer"),
     (lambda: Sampling(seed=1.5), TypeError, "seed must be an integer"),
+    (lambda: BeamSearch(3, length_penalty=float("inf")), ValueError, "length_penalty must be finite"),
+    (lambda: Greedy(length_penalty=float("-inf")), ValueError, "length_penalty must be finite"),
+    (lambda: BeamSearch(3, coverage_penalty=float("inf")), ValueError, "coverage_penalty must be finite"),
+    (lambda: BeamSearch(3, length_penalty=tf.constant([0.0, 1.0])), ValueError,
+     r"length_penalty must be a scalar, received shape \(2,\)"),
+    (lambda: Greedy(coverage_penalty=np.array([0.2, 0.2])), ValueError, "coverage_penalty must be a scalar"),
 ])
 def test_bad_strategy_arguments_name_what_is_wrong(make, error, words):
     with pytest.raises(error, match=words):
@@ -101,3 +107,70 @@ def test_an_empty_batch_decodes_and_scores_eagerly(name):
     for strategy in (Greedy(), BeamSearch(3, num_hypotheses=2), Sampling(seed=1)):
         assert decode(model, empty, strategy).ids.shape[0] == 0
     assert sequence_log_prob(model, empty, np.zeros([0, 3], np.int32)).shape == (0,)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda value: BeamSearch(3, length_penalty=value), "length_penalty must be finite"),
+    (lambda value: Greedy(length_penalty=value), "length_penalty must be finite"),
+    (lambda value: Sampling(temperature=value, seed=1), "temperature must be a number, not NaN"),
+])
+def test_run_time_nan_parameters_fail_instead_of_decoding(model, make, words):
+    search = tf.function(lambda ids, value: decode(model, ids, make(value)).ids)
+    assert search(SOURCE, tf.constant(0.5)).shape[0] == 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match=words):
+        search(SOURCE, tf.constant(float("nan")))
+
+
+@pytest.mark.parametrize("name", ["temperature", "top_k", "seed"])
+def test_per_sentence_sampling_parameters_must_match_the_batch(model, name):
+    values = {"temperature": tf.constant([1.0, 0.5, 1.0]), "top_k": tf.constant([0, 2, 3]), "seed": tf.constant([1, 2, 3])}
+    arguments = {"seed": 1, name: values[name]}
+    with pytest.raises(ValueError, match=rf"{name} must be a scalar or one value per sentence \(2\), received 3"):
+        decode(model, SOURCE, Sampling(**arguments))
+    arguments[name] = values[name][:2]  # one per sentence: fine
+    assert decode(model, SOURCE, Sampling(**arguments)).ids.shape[0] == 2
+    search = tf.function(lambda ids, value: decode(model, ids, Sampling(**{**arguments, name: value})).ids,
+                         input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], values[name].dtype)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name} must be a scalar or one value per sentence"):
+        search(SOURCE, values[name])
+
+
+def test_scored_batches_must_match(model):
+    with pytest.raises(ValueError, match=r"source_ids and target_ids must have as many sentences.*\(2, 3\) and \(1, 2\)"):
+        sequence_log_prob(model, SOURCE, [[4, 5]])
+    score = tf.function(lambda s, t: sequence_log_prob(model, s, t),
+                        input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="source_ids and target_ids must have as many sentences"):
+        score(SOURCE, np.array([[4, 5]], np.int32))
+
+
+def test_a_scored_target_is_read_up_to_its_first_padding(model):
+    one = sequence_log_prob(model, SOURCE[:1], [[4]]).numpy()
+    np.testing.assert_allclose(sequence_log_prob(model, SOURCE[:1], [[4, 0, 5]]).numpy(), one, rtol=1e-6)
+    np.testing.assert_allclose(sequence_log_prob(model, SOURCE[:1], [[4, 0, 3]]).numpy(), one, rtol=1e-6)  # 3: EOS
+    # Empty translations, (B, 0): log p(end token), as an all-padding target gives.
+    np.testing.assert_allclose(sequence_log_prob(model, SOURCE, np.zeros((2, 0), np.int32)).numpy(),
+                               sequence_log_prob(model, SOURCE, np.zeros((2, 1), np.int32)).numpy(), rtol=1e-6)
+
+
+def test_shortlists_are_checked_against_the_model(model):
+    from zoo.data.shortlist import ShortlistTable
+    from zoo.decoding import Shortlist
+
+    def table(source_vocab, target_vocab):
+        rows = np.full((source_vocab, 2), 3, np.int32)
+        rows[:, 0] = np.arange(source_vocab) % target_vocab
+        return Shortlist(ShortlistTable(rows=rows, always=np.arange(4), target_vocab_size=target_vocab, frequent=0))
+
+    with pytest.raises(TypeError, match="shortlist must be None or a zoo.decoding.Shortlist, received 'x'"):
+        decode(model, SOURCE, Greedy(), shortlist="x")
+    with pytest.raises(TypeError, match="Shortlist needs a zoo.data.ShortlistTable"):
+        Shortlist("x")
+    for source_vocab, target_vocab, side in ((10, 5, "target vocabulary of 5 ids, the model 6"),
+                                             (10, 8, "target vocabulary of 8 ids, the model 6"),
+                                             (6, 6, "source vocabulary of 6 ids, the model 10")):
+        with pytest.raises(ValueError, match=f"shortlist: its table has a {side}"):
+            decode(model, SOURCE, Greedy(), shortlist=table(source_vocab, target_vocab))
+        with pytest.raises(ValueError, match=f"shortlist: its table has a {side}"):
+            sequence_log_prob(model, SOURCE, [[4], [5]], shortlist=table(source_vocab, target_vocab))
+    assert decode(model, SOURCE, Greedy(), shortlist=table(10, 6)).ids.shape[0] == 2

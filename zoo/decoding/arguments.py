@@ -26,27 +26,72 @@ def _is_number(value, integer):
     return dtype.is_integer or (not integer and dtype.is_floating)
 
 
-def check_number(value, name, integer=False):
+def check_number(value, name, integer=False, finite=False, scalar=False):
     """Raises a TypeError unless `value` is a number (an integer when `integer`), and a ValueError
-    when it is a known NaN."""
+    when it is a known NaN (or a known infinity when `finite`), or not a scalar when `scalar`."""
     if not _is_number(value, integer):
         kind = "an integer" if integer else "a number"
         raise TypeError(f"{name} must be {kind} (a Python value or a tensor), received {value!r}.")
+    rank = getattr(getattr(value, "shape", ()), "rank", np.ndim(value))
+    if scalar and rank not in (0, None):
+        raise ValueError(f"{name} must be a scalar, received shape {tuple(value.shape)}.")
     static = None if integer else tf.get_static_value(value)
-    if static is not None and np.any(np.isnan(np.asarray(static, np.float64))):
+    if static is None:
+        return
+    values = np.asarray(static, np.float64)
+    if np.any(np.isnan(values)):
         raise ValueError(f"{name} must not be NaN, received {static!r}.")
+    if finite and np.any(np.isinf(values)):
+        raise ValueError(f"{name} must be finite, received {static!r}.")
+
+
+def assert_number(value, name, finite=False):
+    """The run-time half of `check_number` for a float tensor whose value is not known while tracing:
+    a graph assertion that it is not NaN (nor infinite when `finite`); nothing for a known value.
+    Strategies call it once per batch (in `start`), where `tf.function` runs every assertion."""
+    if tf.get_static_value(value) is not None:
+        return
+    value = tf.cast(value, tf.float32)
+    good = tf.math.is_finite(value) if finite else tf.logical_not(tf.math.is_nan(value))
+    tf.debugging.assert_equal(tf.reduce_all(good), True, message=f"{name} must be {'finite' if finite else 'a number, not NaN'}")
 
 
 def check_penalties(length_penalty, coverage_penalty):
-    """The GNMT penalties of a strategy: numbers, and a known coverage penalty >= 0 (the stopping bound
-    of beam search, and the meaning of the penalty, take it to be <= 0)."""
-    check_number(length_penalty, "length_penalty")
-    check_number(coverage_penalty, "coverage_penalty")
+    """The GNMT penalties of a strategy: finite scalars, and a known coverage penalty >= 0 (the stopping
+    bound of beam search, and the meaning of the penalty, take it to be <= 0)."""
+    check_number(length_penalty, "length_penalty", finite=True, scalar=True)
+    check_number(coverage_penalty, "coverage_penalty", finite=True, scalar=True)
     beta = tf.get_static_value(coverage_penalty)
     if beta is not None and np.any(np.asarray(beta) < 0):
         raise ValueError(
             f"coverage_penalty must be >= 0 (the stopping bound assumes the penalty is <= 0), received {beta!r}."
         )
+
+
+def assert_penalties(length_penalty, coverage_penalty):
+    """The run-time half of `check_penalties`: both finite (a graph assertion when not known while tracing)."""
+    assert_number(length_penalty, "length_penalty", finite=True)
+    assert_number(coverage_penalty, "coverage_penalty", finite=True)
+
+
+def per_sentence(value, batch_size, name):
+    """`value`, a scalar or one value per sentence `(B,)`, broadcast to `(B,)`; any other shape is a
+    ValueError naming `name` (a graph assertion when the shapes are known only at run time)."""
+    value = tf.convert_to_tensor(value)
+    shape = value.shape
+    if shape.rank is not None and shape.rank > 1:
+        raise ValueError(f"{name} must be a scalar or one value per sentence, received shape {tuple(shape)}.")
+    static_batch = tf.get_static_value(batch_size)
+    if shape.rank == 1 and shape[0] is not None and static_batch is not None and shape[0] not in (1, static_batch):
+        raise ValueError(f"{name} must be a scalar or one value per sentence ({static_batch}), "
+                         f"received {shape[0]} values.")
+    if shape.rank == 0:
+        return tf.broadcast_to(value, [batch_size])
+    size = tf.size(value)
+    check = tf.debugging.assert_equal((size == 1) | (size == batch_size), True,
+                                      message=f"{name} must be a scalar or one value per sentence")
+    with tf.control_dependencies([check]):
+        return tf.broadcast_to(tf.reshape(value, [-1]), [batch_size])
 
 
 def static_int(value, name, minimum=None):
@@ -75,9 +120,10 @@ def static_int(value, name, minimum=None):
     return result
 
 
-def checked_ids(ids, name, vocab_size=None):
+def checked_ids(ids, name, vocab_size=None, empty_rows=False):
     """`ids` as int32 `(B, L)` token ids, checked: an integer dtype, rank 2, at least one column in a
-    batch of known shape that has rows, and every id in `[0, vocab_size)` when `vocab_size` is given (a
+    batch of known shape that has rows (unless `empty_rows`: targets may be empty), and every id in
+    `[0, vocab_size)` when `vocab_size` is given (a
     ValueError eagerly, a graph assertion in a `tf.function`; Keras' embeddings would read a negative
     id as one counted from the end)."""
     if not tf.is_tensor(ids):
@@ -90,7 +136,7 @@ def checked_ids(ids, name, vocab_size=None):
     shape = ids.shape
     if shape.rank is not None and shape.rank != 2:
         raise ValueError(f"{name} must have shape (batch, length), received shape {tuple(shape)}.")
-    if shape.rank == 2 and shape[1] == 0 and shape[0] != 0:  # an empty batch is a batch (its result is empty)
+    if shape.rank == 2 and shape[1] == 0 and shape[0] != 0 and not empty_rows:  # an empty batch is a batch (its result is empty)
         raise ValueError(f"{name} must have at least one position per sentence, received shape {tuple(shape)}.")
     ids = tf.cast(ids, tf.int32)
     if vocab_size is None:

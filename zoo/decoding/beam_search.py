@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from zoo.constants import BEAM_STOPPING, DEFAULT_BEAM_WIDTH, DEFAULT_LENGTH_PENALTY
 from zoo.data.vocabulary import EOS_ID
-from zoo.decoding.arguments import check_penalties, static_int
+from zoo.decoding.arguments import assert_penalties, check_penalties, static_int
 from zoo.decoding.beams import Finished, History, gather_beams, merge_finished, trace_back
 from zoo.decoding.extensions import best_extensions
 from zoo.decoding.history import attention_buffer, check_alignments, no_alignments, write_row
@@ -72,7 +72,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
     Args:
         beam_width: K >= 1, a Python int or an int32 scalar tensor.
         num_hypotheses: N, hypotheses returned per sentence (clipped to K).
-        length_penalty: alpha, a float or float32 scalar tensor; 0 ranks by the
+        length_penalty: alpha, a finite float or float32 scalar tensor; 0 ranks by the
             raw log-probability.
         coverage_penalty: beta >= 0 of the GNMT coverage penalty; 0 turns it off.
         length_normalization: "gnmt" (`((5 + t) / 6) ** alpha`) or "average"
@@ -120,6 +120,7 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
 
     def start(self, inputs):
         beam, hypotheses = self._sizes(checked=True)
+        assert_penalties(self.length_penalty, self.coverage_penalty)  # once per batch, for run-time tensors
         batch_size, source_length, buffer_length = inputs.batch_size, inputs.source_length, inputs.buffer_length
         first_live = tf.where(tf.range(beam) == 0, 0.0, NEG_INF)  # one live hypothesis, not K copies
         nothing = tf.zeros([batch_size, hypotheses], tf.int32)

@@ -5,7 +5,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from zoo.decoding.arguments import check_penalties
+from zoo.decoding.arguments import assert_penalties, check_penalties
 from zoo.decoding.history import check_alignments
 from zoo.decoding.length_penalty import check_length_normalization, ranking_score
 from zoo.decoding.loop import decode
@@ -21,7 +21,7 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
     scores compare; the tokens are the same whatever they are.
 
     Args:
-        length_penalty: alpha, a float or float32 scalar tensor.
+        length_penalty: alpha, a finite float or float32 scalar tensor.
         coverage_penalty: beta >= 0 of the GNMT coverage penalty.
         length_normalization: "gnmt" or "average".
         alignments: False keeps no attention history (the result's `attention` is zeros).
@@ -39,6 +39,10 @@ class Greedy(SingleHypothesisSearch, name="greedy"):
 
     chooses_from_logits = True  # the argmax of the logits is that of the log-probabilities
     chooses_argmax = True  # `advance` calls it on the unmasked logits, masking only where needed (`_best_allowed`)
+
+    def start_choice(self, inputs):
+        assert_penalties(self.length_penalty, self.coverage_penalty)  # once per batch, for run-time tensors
+        return ()
 
     def choose(self, log_probs, step, choice):
         return tf.argmax(log_probs, axis=-1, output_type=tf.int32)

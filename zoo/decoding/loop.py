@@ -10,6 +10,7 @@ from zoo.decoding.beams import expand_beams, gather_beams
 from zoo.decoding.compaction import Rows, check_compact, compact_rows, compacting, scatter_rows, should_compact
 from zoo.decoding.constraints import decoding_limits
 from zoo.decoding.history import relaxed_shape
+from zoo.decoding.shortlist import check_shortlist
 from zoo.decoding.strategy import DecodingStrategy
 
 
@@ -87,6 +88,7 @@ def prepare(model, source_ids, max_length=None, shortlist=None):
         shortlist: None, or a `zoo.decoding.Shortlist`: the output layer is restricted to
             the batch's candidate ids, once, here.
     """
+    check_shortlist(shortlist, model)
     if shortlist is not None and not hasattr(model, "restrict_output"):
         raise TypeError(f"a shortlist needs a model with restrict_output (a zoo Seq2Seq), received {model!r}.")
     source_ids = checked_ids(source_ids, "source_ids", getattr(model, "source_vocab_size", None))

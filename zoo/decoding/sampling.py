@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from zoo.decoding.arguments import check_number
+from zoo.decoding.arguments import assert_number, check_number, per_sentence
 from zoo.decoding.history import check_alignments
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
 
@@ -143,11 +143,12 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         seed = self.seed
         if seed is None:
             seed = tf.random.uniform([], 0, np.iinfo(np.int32).max, dtype=tf.int32)
-        batch = [inputs.batch_size]
+        batch = inputs.batch_size
+        assert_number(self.temperature, "temperature")
         return Draw(
-            keys=sentence_keys(inputs.source_ids, inputs.source_mask, seed),
-            temperature=tf.broadcast_to(tf.cast(self.temperature, tf.float32), batch),
-            top_k=tf.broadcast_to(tf.cast(self.top_k, tf.int32), batch),
+            keys=sentence_keys(inputs.source_ids, inputs.source_mask, per_sentence(seed, batch, "seed")),
+            temperature=per_sentence(tf.cast(self.temperature, tf.float32), batch, "temperature"),
+            top_k=per_sentence(tf.cast(self.top_k, tf.int32), batch, "top_k"),
             token_ids=() if inputs.output_ids is None else inputs.output_ids,  # a column's noise is its id's
         )
 

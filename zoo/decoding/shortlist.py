@@ -32,6 +32,9 @@ class Shortlist(tf.Module):
     """
 
     def __init__(self, table, static_shapes=False, name="shortlist"):
+        if not all(hasattr(table, field) for field in ("rows", "always", "target_vocab_size", "frequent")):
+            raise TypeError(f"Shortlist needs a zoo.data.ShortlistTable (e.g. ShortlistTable.load(path)), "
+                            f"received {table!r}.")
         super().__init__(name=name)
         self.static_shapes = bool(static_shapes)
         always = np.zeros([table.target_vocab_size], bool)
@@ -81,3 +84,18 @@ class Shortlist(tf.Module):
         # The union's ids first, in ascending order, then the others.
         ids = tf.argsort(tf.cast(tf.logical_not(union), tf.int32), stable=True)[:size]
         return ids, tf.gather(mask, ids, axis=1)
+
+
+def check_shortlist(shortlist, model):
+    """Raises a TypeError unless `shortlist` is None or a `Shortlist`, and a ValueError when its table was
+    learned for other vocabularies than the model's (`source_vocab_size`, `target_vocab_size`)."""
+    if shortlist is None:
+        return
+    if not isinstance(shortlist, Shortlist):
+        raise TypeError(f"shortlist must be None or a zoo.decoding.Shortlist, received {shortlist!r}.")
+    for side in ("source", "target"):
+        expected = getattr(model, f"{side}_vocab_size", None)
+        found = getattr(shortlist, f"{side}_vocab_size")
+        if expected is not None and int(expected) != found:
+            raise ValueError(f"shortlist: its table has a {side} vocabulary of {found} ids, the model {int(expected)} "
+                             f"(a table learned for another model's vocabularies).")
