@@ -9,6 +9,7 @@ Serves the highest version under `--model_base_path` and picks up newer versions
 
 from zoo import startup  # first: the profile's first phase ends at its import
 
+import math
 import os
 
 from absl import flags
@@ -33,6 +34,13 @@ flags.DEFINE_float("request_timeout_seconds", _DEFAULT.request_timeout_seconds, 
 flags.DEFINE_integer("max_connections", _DEFAULT.max_connections, "Most open connections; past it requests get 503.",
                      lower_bound=1)
 flags.DEFINE_float("poll_seconds", 1.0, "Seconds between looks for a new version; 0 disables.", lower_bound=0.0)
+flags.register_validator("poll_seconds", lambda value: math.isfinite(value),
+                         "--poll_seconds must be a finite number (0 disables polling)")
+flags.register_validator("request_timeout_seconds", lambda value: math.isfinite(value),
+                         "--request_timeout_seconds must be a finite number of seconds")
+flags.register_validator("model_name", lambda value: bool(value) and not set(value) & set("/:?#% "),
+                         '--model_name must be a non-empty name without "/", ":", "?", "#", "%" or spaces '
+                         "(it is a path segment of /v1/models/<model_name>)")
 flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
 flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.", lower_bound=1)
 flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most batches running at once.", lower_bound=1)

@@ -19,6 +19,8 @@ exponential backoff; 4xx answers (our request is wrong) raise `ServingError` at 
 """
 
 import dataclasses
+import json
+import math
 import time
 from typing import Optional, Sequence, Union
 
@@ -86,8 +88,11 @@ class TranslationClient:
         backoff: float = 0.2,
         transport: Optional[httpx.BaseTransport] = None,
     ):
-        if retries < 0 or timeout <= 0:
-            raise ValueError(f"Expected retries >= 0 and timeout > 0, got retries={retries}, timeout={timeout}")
+        if not (retries >= 0 and timeout > 0 and math.isfinite(timeout) and backoff >= 0 and math.isfinite(backoff)):
+            raise ValueError(f"Expected retries >= 0, a finite timeout > 0 and a finite backoff >= 0, got "
+                             f"retries={retries}, timeout={timeout}, backoff={backoff}")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"Expected the server's URL, e.g. http://localhost:8501, got url={url!r}")
         self.model_name = model_name
         self.retries = retries
         self.backoff = backoff
@@ -115,7 +120,7 @@ class TranslationClient:
             `n_best` hypotheses, best first; `.text` and `.score` are the best one's.
         """
         single = isinstance(texts, str)
-        sources = [texts] if single else list(texts)
+        sources = [texts] if single else _texts(texts)
         if n_best < 1:
             raise ValueError(f"n_best must be >= 1, got {n_best}")
         if signature is None:
@@ -176,7 +181,7 @@ class TranslationClient:
         log-probability of it) for a str, else a list of them.
         """
         single = isinstance(texts, str)
-        sources = [texts] if single else list(texts)
+        sources = [texts] if single else _texts(texts)
         if not sources:
             return []
         inputs = {"source": sources, "temperature": temperature, "top_k": top_k, "seed": seed}
@@ -216,14 +221,19 @@ class TranslationClient:
 
     def _request(self, method: str, suffix: str, body):
         path = self._prefix + suffix
+        # NaN and Infinity as JSON literals, which TF Serving and zoo-serve read (a NaN temperature counts as 1,
+        # an infinite one draws uniformly, a non-finite length penalty falls back to the export's).
+        content = None if body is None else json.dumps(body, allow_nan=True).encode("utf-8")
+        headers = None if body is None else {"content-type": "application/json"}
         for attempt in range(self.retries + 1):
             last_try = attempt == self.retries
             try:
-                response = self._http.request(method, path, json=body)
+                response = self._http.request(method, path, content=content, headers=headers)
             except httpx.TransportError as error:  # Refused, reset, timed out: try again.
                 if last_try:
                     raise ServingError(
-                        f"{method} {self._http.base_url}{path} failed after {attempt + 1} attempt(s): {error!r}", 503
+                        f"{method} {self._http.base_url}{path} failed after {attempt + 1} attempt(s): "
+                        f"{str(error) or type(error).__name__}", 503
                     ) from error
             else:
                 if response.status_code < 400:
@@ -232,6 +242,17 @@ class TranslationClient:
                     raise ServingError(_error_message(response), response.status_code)
             time.sleep(self.backoff * 2**attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _texts(texts) -> list:
+    """`texts`, a sequence of str, as a list; bytes (a sequence of ints) or non-str items are a TypeError."""
+    if isinstance(texts, (bytes, bytearray)):
+        raise TypeError("Expected a str or a sequence of str, got bytes: decode them first (texts.decode('utf-8'))")
+    texts = list(texts)
+    wrong = next((t for t in texts if not isinstance(t, str)), None)
+    if wrong is not None:
+        raise TypeError(f"Expected a str or a sequence of str, got an item of type {type(wrong).__name__}: {wrong!r}")
+    return texts
 
 
 def _error_message(response: httpx.Response) -> str:

@@ -54,6 +54,7 @@ def parse_predict_request(body: bytes) -> PredictRequest:
     signature_name = request.get("signature_name", DEFAULT_SIGNATURE)
     if not isinstance(signature_name, str):
         raise BadRequestError(f'"signature_name" must be a string, got {describe(signature_name)}')
+    signature_name = signature_name or DEFAULT_SIGNATURE  # TF Serving reads "" as the default too
     if "instances" in request and "inputs" in request:
         raise BadRequestError('Not both "instances" and "inputs" keys may be present in a request')
     if "instances" in request:

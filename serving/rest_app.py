@@ -160,7 +160,7 @@ class ModelRequests:
         name, version_text = match.group("name", "version")
         version = None
         if version_text is not None:
-            if not version_text.isdigit():
+            if not (version_text.isascii() and version_text.isdigit()):  # "²" and "١" are digits to Python
                 raise NotFoundError(f"Malformed request: version {quoted(version_text)} is not an integer")
             version = int(version_text)
         if action in (None, "/", "/metadata"):

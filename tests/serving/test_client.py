@@ -145,3 +145,29 @@ def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
         {"signature_name": "sample", "inputs": {"source": ["x"], "temperature": 0.5, "top_k": 3, "seed": 7}},
         {"signature_name": "sample", "inputs": {"source": ["a", "a"], "temperature": 1.0, "top_k": 0, "seed": [1, 2]}},
     ]
+
+
+def test_non_finite_parameters_are_sent_as_the_json_literals_servers_read():
+    bodies = []
+
+    def handler(request):
+        bodies.append(request.content)
+        return httpx.Response(200, json={"outputs": {"translation": ["t"], "log_prob": [-1.5], "translations": [["t"]],
+                                                     "scores": [[-1.0]], "log_probs": [[-1.5]]}})
+
+    with TranslationClient("http://serving.test", transport=httpx.MockTransport(handler)) as client:
+        client.sample("x", temperature=float("inf"))
+        client.translate("x", beam_width=3, length_penalty=float("nan"))
+    assert b'"temperature": Infinity' in bodies[0] and b'"length_penalty": NaN' in bodies[1]
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda: TranslationClient("not a url"), ValueError, "Expected the server's URL"),
+    (lambda: TranslationClient("http://x", backoff=-1), ValueError, "a finite backoff >= 0"),
+    (lambda: TranslationClient("http://x", timeout=float("nan")), ValueError, "a finite timeout > 0"),
+    (lambda: TranslationClient("http://x").translate(b"abc"), TypeError, "got bytes: decode them first"),
+    (lambda: TranslationClient("http://x").sample(["a", 3]), TypeError, "got an item of type int"),
+])
+def test_bad_client_arguments_name_what_is_wrong(make, error, words):
+    with pytest.raises(error, match=words):
+        make()

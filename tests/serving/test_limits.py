@@ -2,6 +2,7 @@
 keeps answering status checks and other requests meanwhile."""
 
 import concurrent.futures
+import gzip
 import json
 import socket
 import threading
@@ -183,3 +184,60 @@ def test_status_answers_while_a_predict_is_being_parsed(fixture_base_path, clien
             finally:
                 release.set()
             _assert_json_error(big.result(), 400, "expects strings")
+
+
+def test_a_declared_length_far_over_the_limit_is_a_413_at_once(zoo_serve_server):
+    host, port = zoo_serve_server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        started = time.monotonic()
+        connection.sendall(b"POST /v1/models/zoo:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n"
+                           b'{"instances": ["a"]}')  # the rest never comes
+        answer = b""
+        while chunk := connection.recv(4096):  # the server closes the connection after its 413
+            answer += chunk
+        answer = answer.decode()
+    assert answer.startswith("HTTP/1.1 413") and "99999999999" in answer and time.monotonic() - started < 5
+
+
+def test_gzip_bodies_are_read_as_tf_serving_reads_them(zoo_serve_server, client):
+    url = f"{zoo_serve_server.model_url}:predict"
+    body = gzip.compress(json.dumps({"instances": ["ok"]}).encode())
+    response = client.post(url, content=body, headers={"content-encoding": "gzip"})
+    assert response.status_code == 200 and response.json()["predictions"][0]["translation"] == "KO"
+    _assert_json_error(client.post(url, content=body[:15], headers={"content-encoding": "gzip"}), 400,
+                       "ends before its gzip stream does")
+    _assert_json_error(client.post(url, content=body, headers={"content-encoding": "br"}), 400,
+                       'Unsupported Content-Encoding "br"')
+    bomb = gzip.compress(b" " * (1 << 20))  # 1 KiB that inflates past the 64 KiB limit
+    _assert_json_error(client.post(url, content=bomb, headers={"content-encoding": "gzip"}), 413, "gzip-inflated")
+    assert _ok(client, zoo_serve_server.url)
+
+
+def test_connections_that_send_no_headers_are_closed_and_free_their_places(fixture_base_path, client):
+    limits = ServingLimits(request_timeout_seconds=1.0, max_connections=4)
+    with zoo_serve_in_thread(fixture_base_path, limits=limits, poll_seconds=0) as url:
+        host, port = url.removeprefix("http://").split(":")
+        silent = [socket.create_connection((host, int(port)), timeout=5) for _ in range(4)]
+        silent[0].sendall(b"GET /v1/models/zoo HTTP/1.1\r\nHost: x\r\n")  # headers that stop half-way
+        assert client.get(f"{url}/v1/models/zoo").status_code == 503  # every place is taken
+        time.sleep(1.5)
+        assert all(connection.recv(10) == b"" for connection in silent)  # closed by the server
+        assert client.get(f"{url}/v1/models/zoo").status_code == 200
+        with socket.create_connection((host, int(port)), timeout=5) as slow:  # slow, but within the deadline
+            slow.sendall(b"GET /v1/models/zoo HTTP/1.1\r\n")
+            time.sleep(0.5)
+            slow.sendall(b"Host: x\r\n\r\n")
+            assert slow.recv(12) == b"HTTP/1.1 200"
+        for connection in silent:
+            connection.close()
+
+
+@pytest.mark.parametrize("version", ["%C2%B2", "%D9%A1"])  # "²" and Arabic-Indic "1": digits to Python, not versions
+def test_a_version_of_non_ascii_digits_is_a_404(zoo_serve_server, client, version):
+    response = client.get(f"{zoo_serve_server.model_url}/versions/{version}")
+    _assert_json_error(response, 404, "is not an integer")
+
+
+def test_an_empty_signature_name_is_serving_default(zoo_serve_server, client):
+    response = client.post(f"{zoo_serve_server.model_url}:predict", json={"signature_name": "", "instances": ["ok"]})
+    assert response.status_code == 200, response.text

@@ -81,3 +81,15 @@ def test_an_empty_base_path_is_still_waited_on(tmp_path, workdir):
         assert httpx.get(f"{url}/v1/models/zoo").status_code == 404
     with zoo_serve_subprocess(str(workdir / "export")) as (url, _):
         assert httpx.get(f"{url}/v1/models/zoo").json()["ready"] is True
+
+
+@pytest.mark.parametrize("flag, words", [
+    ("--model_name=a/b", "--model_name must be a non-empty name without"),
+    ("--model_name=", "--model_name must be a non-empty name without"),
+    ("--poll_seconds=nan", "--poll_seconds must be a finite number"),
+    ("--request_timeout_seconds=inf", "--request_timeout_seconds must be a finite number"),
+])
+def test_names_no_url_reaches_and_non_finite_seconds_are_refused(fixture_base_path, flag, words):
+    result = run_zoo_serve(f"--model_base_path={fixture_base_path}", f"--rest_api_port={free_port()}", flag, timeout=60)
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert "REST API at" not in result.stderr
