@@ -419,3 +419,27 @@ def test_a_method_is_tied_only_to_a_signature_of_the_table():
 
     with pytest.raises(ValueError, match="'greedy' is computed by 'greedy', not 'translate'"):
         serving_signature("greedy")(translate)
+
+
+@pytest.mark.parametrize("penalties, words", [
+    ({"length_penalty": float("nan")}, "length_penalty must not be NaN"),
+    ({"length_penalty": float("inf")}, "length_penalty must be finite"),
+    ({"coverage_penalty": -1.0}, "coverage_penalty must be >= 0"),
+])
+def test_the_export_api_checks_its_penalties_before_tracing(penalties, words):
+    from zoo.export.serving_module import ServingModule
+
+    with pytest.raises(ValueError, match=words) as raised:
+        ServingModule(None, None, None, **penalties)
+    assert "in user code" not in str(raised.value)  # not an autograph trace of the signature
+
+
+def test_the_default_version_goes_past_incomplete_numeric_directories(tmp_path):
+    from zoo.export.writer import next_version
+
+    assert next_version(str(tmp_path / "none")) == 1
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "2").mkdir()  # an incomplete version: not served, but its name is taken
+    (tmp_path / ".3.123.tmp").mkdir()  # an export being written elsewhere: not a version
+    assert next_version(str(tmp_path)) == 3

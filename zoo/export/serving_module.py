@@ -27,6 +27,7 @@ import tensorflow as tf
 
 from zoo import constants
 from zoo.decoding import Greedy, Sampling, Shortlist, decode, sequence_log_prob, strategy_for
+from zoo.decoding.arguments import check_penalties
 from zoo.decoding.constraints import MAX_LENGTH_FACTOR, MAX_LENGTH_OFFSET
 from zoo.export.per_example import beam_search_per_example, per_example
 from zoo.export.signatures import SIGNATURES, serving_signature
@@ -96,8 +97,7 @@ class ServingModule(tf.Module):
             raise ValueError(
                 f"ServingModule: beam_width must be <= max_beam_width={max_beam_width}, received {beam_width}."
             )
-        if coverage_penalty < 0:
-            raise ValueError(f"ServingModule: coverage_penalty must be >= 0, received {coverage_penalty}.")
+        check_penalties(length_penalty, coverage_penalty)  # finite numbers: here, not deep in a traced signature
         if beam_stopping not in constants.BEAM_STOPPING:
             raise ValueError(f"ServingModule: beam_stopping must be one of {list(constants.BEAM_STOPPING)}, "
                              f"received {beam_stopping!r}.")

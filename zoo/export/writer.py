@@ -26,6 +26,15 @@ from zoo.models.workdir import decoding_settings, load_workdir, read_config, wor
 existing_versions = constants.saved_model_versions
 
 
+def next_version(export_dir):
+    """One more than the highest numeric entry under `export_dir` (1 if none), complete or not: an
+    incomplete `2/` left there by hand or a copy would otherwise make the default version collide."""
+    if not os.path.isdir(export_dir):
+        return 1
+    taken = [int(name) for name in os.listdir(export_dir) if name.isascii() and name.isdigit()]
+    return max([0, *existing_versions(export_dir), *taken]) + 1
+
+
 def export_saved_model(
     model,
     source_tokenizer,
@@ -49,7 +58,7 @@ def export_saved_model(
     Args:
       model, source_tokenizer, target_tokenizer: see `ServingModule`.
       export_dir: the model base path (TF Serving's `--model_base_path`).
-      version: positive int; None for one more than the newest version there (or 1).
+      version: positive int; None for one more than the highest numeric entry there (or 1).
       beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width,
         max_target_length, shortlist, beam_stopping: see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
@@ -63,7 +72,7 @@ def export_saved_model(
       FileExistsError: `export_dir/<version>` exists (a served version is never replaced).
     """
     if version is None:
-        version = (existing_versions(export_dir) or [0])[-1] + 1
+        version = next_version(export_dir)
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(f"version must be a positive int, received {version!r}.")
     final_dir = os.path.join(export_dir, str(version))
