@@ -192,3 +192,16 @@ def test_bad_choices_name_the_field_and_the_allowed_values():
     with pytest.raises(ValueError, match=r"input_feeding must be True or False, received 'yes'"):
         zoo.models.check("luong_general", input_feeding="yes")
     zoo.models.check("luong_general", attention="bahdanau", decoder_layers=3, input_feeding=False)
+
+
+@pytest.mark.parametrize("override, words", [
+    ({"dropout": 1.5}, r"dropout must be a number in \[0, 1\), received 1.5"),  # not Keras' `rate`
+    ({"output_units": 0}, "output_units must be an int >= 1, received 0"),  # not Dense's `units`
+    ({"encoder_units": 8.0}, "encoder_units must be an int >= 1, received 8.0"),
+    ({"decoder_layers": True}, "decoder_layers must be an int >= 1, received True"),
+])
+def test_bad_sizes_and_rates_are_named_as_the_caller_gave_them(override, words):
+    with pytest.raises(ValueError, match=f"Preset 'luong_general': bad override: {words}"):
+        zoo.models.build("luong_general", 10, 6, **override)
+    with pytest.raises(ValueError, match=words):
+        zoo.models.check("rnnenc", **override)

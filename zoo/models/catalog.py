@@ -2,6 +2,7 @@
 
 import dataclasses
 import inspect
+import numbers
 
 from zoo.models import defaults
 from zoo.models.bahdanau import BahdanauSeq2Seq
@@ -107,8 +108,27 @@ def recipe_overrides(name, fields):
     return overrides
 
 
+_SIZES = ("embedding_dim", "encoder_units", "decoder_units", "attention_units", "output_units", "attention_rank",
+          "encoder_layers", "decoder_layers")
+
+
+def _check_common(name, overrides):
+    """The sizes and the dropout rate, named as the caller gave them (the layers would name their own
+    arguments: `units`, `rate`)."""
+    for key in _SIZES:
+        value = overrides.get(key)
+        if key in overrides and value is not None and (
+                not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"Preset {name!r}: bad override: {key} must be an int >= 1, received {value!r}")
+    if "dropout" in overrides:
+        rate = overrides["dropout"]
+        if not isinstance(rate, numbers.Real) or isinstance(rate, bool) or not 0.0 <= rate < 1.0:
+            raise ValueError(f"Preset {name!r}: bad override: dropout must be a number in [0, 1), received {rate!r}")
+
+
 def _construct(name, source_vocab_size, target_vocab_size, overrides):
     preset = get_preset(name)
+    _check_common(name, overrides)
     config = dict(preset.defaults)
     config.update(overrides)
     try:
