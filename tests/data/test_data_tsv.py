@@ -106,3 +106,11 @@ def test_multi_reference_lines(tmp_path, caplog):
     # Without multi_reference a third column is a malformed line, as before.
     single = read_tsv_report(path, max_bad_fraction=0.5)
     assert single.pairs[0] == ("s2", "r2a") and single.references[0] == ("r2a",)
+
+
+def test_a_file_with_carriage_returns_alone_for_line_ends_says_so():
+    from zoo.data.tsv import split_line
+
+    fields, reason = split_line("un\tone\rdeux\ttwo\rtrois\tthree")  # an old Mac file: one line
+    assert fields is None and "got 4 fields and carriage returns (\\r) inside the line" in reason
+    assert split_line("un\tone\r") == (["un", "one"], None)  # a CRLF line end is fine

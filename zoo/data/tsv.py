@@ -127,6 +127,9 @@ def split_line(line, multi_reference=False):
     if not line.strip():
         return None, f"empty line, expected {expected}"
     if len(fields) < 2 or (len(fields) > 2 and not multi_reference):
+        if "\r" in line:  # old Mac line ends: the whole file reads as one line
+            return None, f"expected {expected}, got {len(fields)} fields and carriage returns (\\r) inside the line: " \
+                         "lines must end with \\n or \\r\\n, not \\r alone"
         return None, f"expected {expected}, got {len(fields)} fields"
     if not fields[0]:
         return None, f"empty source, expected {expected}"
