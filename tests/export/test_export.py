@@ -441,5 +441,6 @@ def test_the_default_version_goes_past_incomplete_numeric_directories(tmp_path):
     (tmp_path / "1").mkdir()
     (tmp_path / "1" / "saved_model.pb").write_bytes(b"")
     (tmp_path / "2").mkdir()  # an incomplete version: not served, but its name is taken
+    (tmp_path / "5").mkdir()  # further up: the numbering does not jump past it
     (tmp_path / ".3.123.tmp").mkdir()  # an export being written elsewhere: not a version
     assert next_version(str(tmp_path)) == 3

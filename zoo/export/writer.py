@@ -27,12 +27,12 @@ existing_versions = constants.saved_model_versions
 
 
 def next_version(export_dir):
-    """One more than the highest numeric entry under `export_dir` (1 if none), complete or not: an
-    incomplete `2/` left there by hand or a copy would otherwise make the default version collide."""
-    if not os.path.isdir(export_dir):
-        return 1
-    taken = [int(name) for name in os.listdir(export_dir) if name.isascii() and name.isdigit()]
-    return max([0, *existing_versions(export_dir), *taken]) + 1
+    """One more than the newest complete version under `export_dir` (1 if none), past any entry of that
+    name: an incomplete `2/` left there by hand or by a copy would otherwise make the default collide."""
+    version = (existing_versions(export_dir) or [0])[-1] + 1
+    while os.path.exists(os.path.join(export_dir, str(version))):
+        version += 1
+    return version
 
 
 def export_saved_model(
@@ -58,7 +58,8 @@ def export_saved_model(
     Args:
       model, source_tokenizer, target_tokenizer: see `ServingModule`.
       export_dir: the model base path (TF Serving's `--model_base_path`).
-      version: positive int; None for one more than the highest numeric entry there (or 1).
+      version: positive int; None for one more than the newest version there (or 1), past
+        any incomplete directory of that name.
       beam_width, length_penalty, coverage_penalty, max_source_length, max_beam_width,
         max_target_length, shortlist, beam_stopping: see `ServingModule`.
       warmup_sources: a few source sentences for the warmup requests; None builds
