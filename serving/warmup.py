@@ -120,4 +120,7 @@ def replay_warmup_requests(model) -> int:
         model.signatures[name].function(**{key: tf.constant(value) for key, value in inputs.items()})
     if requests:
         logging.info("Replayed %d warmup request(s) of %s", len(requests), model.path)
+    else:  # a file cut short before its first record reads as an empty one: say so, the load goes on
+        logging.warning("Warmup file %s holds no predict request (%d bytes); no warmup was run", path,
+                        os.path.getsize(path))
     return len(requests)

@@ -6,6 +6,7 @@ The served model is `saved_model_fixture`: its answers are known exactly in Pyth
 import base64
 import concurrent.futures
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 import saved_model_fixture as fixture
 from rest_servers import REPO_ROOT, zoo_serve_subprocess
 from serving.model_registry import load_version
-from serving.warmup import replay_warmup_requests
+from serving.warmup import replay_warmup_requests, warmup_file
 from zoo.constants import saved_model_versions
 
 SENTENCES = ["hello world", "Grüße aus Köln", "", "a b c"]
@@ -335,6 +336,16 @@ def test_warmup_requests_are_replayed_and_a_failing_one_fails_the_load(tmp_path,
     fixture.write_warmup_requests(str(tmp_path / "4"), [("no_such_signature", {"source": ["x"]})])
     with pytest.raises(ValueError, match="no_such_signature"):
         load_version(str(tmp_path), 4)
+
+
+def test_a_warmup_file_cut_before_its_first_record_is_said_and_skipped(tmp_path, fixture_base_path, caplog):
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "3")
+    path = warmup_file(str(tmp_path / "3"))
+    with open(path, "wb") as f:
+        f.write(b"garbage\n")  # shorter than a record header: TFRecord reads it as empty
+    with caplog.at_level(logging.WARNING):
+        assert replay_warmup_requests(load_version(str(tmp_path), 3)) == 0
+    assert "holds no predict request (8 bytes)" in caplog.text
 
 
 @pytest.mark.slow
