@@ -112,7 +112,7 @@ def test_errors_name_what_was_wrong():
         zoo.models.build("transformer", 10, 10)
     with pytest.raises(ValueError, match="bad override.*no_such_field"):
         zoo.models.build("bahdanau", 10, 10, no_such_field=3)
-    with pytest.raises(ValueError, match="query dim 12 and value dim 10"):
+    with pytest.raises(ValueError, match="Preset 'luong_dot' with .*encoder_units=5.*: .*query dim 12 and value dim 10"):
         tiny("luong_dot", encoder_units=5)
     with pytest.raises(ValueError, match="source_vocab_size must be an int >= 4"):
         zoo.models.build("bahdanau", 0, 10)
@@ -205,3 +205,17 @@ def test_bad_sizes_and_rates_are_named_as_the_caller_gave_them(override, words):
         zoo.models.build("luong_general", 10, 6, **override)
     with pytest.raises(ValueError, match=words):
         zoo.models.check("rnnenc", **override)
+
+
+@pytest.mark.parametrize("source, target, error, words", [
+    ([[4, -1, 6]], [[2, 4]], ValueError, r"source_ids must be token ids in \[0, 10\), received -1"),  # not id 9
+    ([[4.7, 5.2, 6.9]], [[2, 4]], TypeError, "source_ids must hold integer token ids, received dtype float"),
+    ([[4, 5, 6], [7, 8, 0]], [[2, 4]], ValueError, "source_ids and target_in_ids must have as many sentences"),
+    ([4, 5, 6], [[2, 4]], ValueError, r"source_ids must have shape \(batch, length\), received shape \(3,\)"),
+    ([[4, 5, 6]], [[2, 9]], ValueError, r"target_in_ids must be token ids in \[0, 6\), received 9"),
+])
+def test_a_model_called_on_bad_ids_names_them(source, target, error, words):
+    model = zoo.models.build("luong_general", 10, 6, embedding_dim=8, encoder_units=8, decoder_units=16)
+    with pytest.raises(error, match=words):
+        model((np.array(source), np.array(target)))
+    assert model((np.array([[4, 5, 6]]), np.array([[2, 4]]))).shape == (1, 2, 6)

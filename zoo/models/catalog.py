@@ -158,5 +158,9 @@ def build(name, source_vocab_size, target_vocab_size, **overrides):
         A built `Seq2Seq` Keras model.
     """
     model = _construct(name, source_vocab_size, target_vocab_size, overrides)
-    model.build()
+    try:
+        model.build()
+    except ValueError as error:  # sizes that only the weights reveal, e.g. the dot score's Dq == Dv
+        sizes = ", ".join(f"{key}={value!r}" for key, value in overrides.items()) or "its defaults"
+        raise ValueError(f"Preset {name!r} with {sizes}: {error}") from None
     return model

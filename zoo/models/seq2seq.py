@@ -9,6 +9,7 @@ from zoo.constants import FIRST_REGULAR_ID, PAD_ID
 from zoo.layers.linear import linear
 from zoo.models import defaults
 from zoo.models.encoder import BidirectionalEncoder
+from zoo.models.id_checks import checked_inputs
 from zoo.models.listed_layers import with_listed_layers
 from zoo.models.loop_kernels import LoopKernels, add_decoder_kernels, add_step_input_kernels, defers
 from zoo.models.time_loop import scan
@@ -94,8 +95,7 @@ class Seq2Seq(keras.Model):
             ))
         if decoder_cell not in ("lstm", "gru"):
             raise ValueError(f"{type(self).__name__}: decoder_cell must be 'lstm' or 'gru', received {decoder_cell!r}.")
-        self.source_vocab_size = source_vocab_size
-        self.target_vocab_size = target_vocab_size
+        self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
         self.embedding_dim = embedding_dim
         self.encoder_cell = encoder_cell
         self.encoder_units = encoder_units
@@ -202,7 +202,7 @@ class Seq2Seq(keras.Model):
             `(logits, attention)`: float32 `(B, T, V)` (or `(B, T, M)`) and float32 `(B, T, S)`, the
             attention weights of every step (zeros for a model without attention).
         """
-        source_ids, target_in_ids, *sampled = inputs
+        source_ids, target_in_ids, *sampled = checked_inputs(self, inputs)  # concrete ids: checked
         memory, state = self.encode(source_ids, training=training)
         embedded = self.embedding_dropout(self.target_embedding(ops.cast(target_in_ids, "int32")), training=training)
         input_kernel, extra_kernel = self.decoder_input_cell.kernel_parts()  # one split: one concatenation back
