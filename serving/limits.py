@@ -61,10 +61,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length", "")
     declared = int(declared) if declared.isascii() and declared.isdigit() else 0
     if declared >= 2 * limit:  # it would be cut off anyway: answer now, not after waiting for the body
-        raise PayloadTooLargeError(
-            f"Request body exceeds the limit of {limit} bytes (zoo-serve --max_request_bytes); "
-            f"its Content-Length says {declared} bytes"
-        )
+        raise _too_large(limit, f"; its Content-Length says {declared} bytes")
     body, received = bytearray(), 0
     async for chunk in request.stream():
         received += len(chunk)
@@ -74,11 +71,12 @@ async def read_body(request: Request, limit: int) -> bytes:
             continue
         body += chunk
     if declared > limit or received > limit:
-        raise PayloadTooLargeError(
-            f"Request body exceeds the limit of {limit} bytes (zoo-serve --max_request_bytes); "
-            f"received {max(declared, received)} bytes or more"
-        )
+        raise _too_large(limit, f"; received {max(declared, received)} bytes or more")
     return decoded(bytes(body), request.headers.get("content-encoding", ""), limit)
+
+
+def _too_large(limit: int, detail: str) -> PayloadTooLargeError:
+    return PayloadTooLargeError(f"Request body exceeds the limit of {limit} bytes (zoo-serve --max_request_bytes){detail}")
 
 
 def decoded(body: bytes, encoding: str, limit: int) -> bytes:
@@ -95,8 +93,7 @@ def decoded(body: bytes, encoding: str, limit: int) -> bytes:
     except zlib.error as error:
         raise BadRequestError(f"Content-Encoding gzip: the body is not valid gzip ({error})") from None
     if len(inflated) > limit:
-        raise PayloadTooLargeError(f"Request body exceeds the limit of {limit} bytes (zoo-serve --max_request_bytes) "
-                                   "once gzip-inflated")
+        raise _too_large(limit, " once gzip-inflated")
     if not inflater.eof:
         raise BadRequestError("Content-Encoding gzip: the body ends before its gzip stream does")
     return inflated

@@ -118,19 +118,6 @@ def write_json(path, value, **dump_kwargs):
     write_text(path, json.dumps(value, **dump_kwargs) + "\n")
 
 
-def read_json_object(path):
-    """The JSON object in `path`, a dict; a ValueError naming the file when it is not valid JSON or not an
-    object (a file damaged outside a writer of this module: by hand, a full disk, another tool)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: invalid JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(value).__name__}")
-    return value
-
-
 def remove_stale_temporaries(directory):
     """Deletes the temporary files and directories a killed writer left in `directory`.
 

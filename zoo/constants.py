@@ -73,17 +73,23 @@ def read_export_settings(export_dir):
     Raises:
       ValueError: the file is not a JSON object (the message names it).
     """
-    path = os.path.join(export_dir, ASSETS_EXTRA_DIR, SETTINGS_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            settings = json.load(f)
+        return read_json_object(os.path.join(export_dir, ASSETS_EXTRA_DIR, SETTINGS_FILE))
     except FileNotFoundError:
         return {}
-    except ValueError as error:
+
+
+def read_json_object(path):
+    """The JSON object in `path`, a dict; a ValueError naming the file when it is not valid JSON (or
+    not UTF-8) or not an object: a file damaged by hand, a full disk or another tool."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except ValueError as error:  # UnicodeDecodeError included
         raise ValueError(f"{path}: invalid JSON ({error})") from None
-    if not isinstance(settings, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(settings).__name__}")
-    return settings
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(value).__name__}")
+    return value
 
 
 # -- Op libraries: the custom ops an export's graph runs besides TensorFlow's own ------------

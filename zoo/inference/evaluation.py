@@ -4,7 +4,7 @@ import os
 import time
 
 from zoo import metrics, startup
-from zoo.atomic_write import read_json_object
+from zoo.constants import read_json_object
 from zoo.data.tsv import read_tsv_report  # standard library only: no TensorFlow tokenizers, no Keras
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn

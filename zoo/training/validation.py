@@ -6,6 +6,8 @@ Fields not listed in `RULES` (the dates generator's seed, file names, fields a u
 adds) take any value of their type; the data fields are checked when the data is read.
 """
 
+import math
+
 from zoo.constants import BEAM_STOPPING
 
 
@@ -26,21 +28,16 @@ class Rule:
         return self._expected() if callable(self._expected) else self._expected
 
 
-def _finite(value):
-    """Whether `value` is not an infinity (nor NaN, which fails every comparison anyway)."""
-    return value == value and value not in (float("inf"), float("-inf"))
-
-
 def _words(relation, low):
     return f"a finite number {relation} {low}" if isinstance(low, float) else f"{relation} {low}"
 
 
 def at_least(low):
-    return Rule(lambda value: value >= low and _finite(value), _words(">=", low))
+    return Rule(lambda value: value >= low and math.isfinite(value), _words(">=", low))
 
 
 def above(low):
-    return Rule(lambda value: value > low and _finite(value), _words(">", low))
+    return Rule(lambda value: value > low and math.isfinite(value), _words(">", low))
 
 
 def between(low, high, high_included=True):

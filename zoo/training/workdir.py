@@ -3,8 +3,8 @@
 import os
 
 import zoo.models
-from zoo.atomic_write import read_json_object, remove_stale_temporaries, write_json
-from zoo.constants import VOCAB_DIR
+from zoo.atomic_write import remove_stale_temporaries, write_json
+from zoo.constants import VOCAB_DIR, read_json_object
 from zoo.data import datasets
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
