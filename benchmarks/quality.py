@@ -4,7 +4,7 @@
     python benchmarks/quality.py --data_dir DATA --max_train_minutes 20 \
         --out benchmarks/results/quality_debian_fr_en.json
     python benchmarks/quality.py --data_dir DATA --train_steps 300 --rows baseline,float32 --notest
-    python benchmarks/quality.py --data_dir DATA --out quality.json --markdown  # the README's table
+    python benchmarks/quality.py --data_dir DATA --out quality.json --markdown  # the table of docs/performance.md
 
 Each row is a `zoo-train --recipe text` run in its own process, from the same seed, with the
 row's recipe fields on top of the recipe's (and of any `--set`): the dev BLEU (greedy, the

@@ -7,7 +7,7 @@ for `--minutes` of wall clock, decodes the dev and test sets with beam 5 and gre
 them with sacreBLEU against the raw references, and prints one JSON object (also written
 to `--out`).
 
-The reference model (README, "Quality per step"): bidirectional LSTM encoder 2 x 256 (one
+The reference model (docs/performance.md, "Quality per step"): bidirectional LSTM encoder 2 x 256 (one
 layer, 256 per direction), LSTM decoder 512, Luong general attention with input feeding,
 embeddings 256, Adam 1e-3 constant, gradient norm clip 5, 64 sentences per batch, loss
 normalised per sentence, uniform +-0.1 initialisation, dropout 0.3 (OpenNMT-py's default).

@@ -25,11 +25,11 @@ def get_config():
     config.decoder_units = 512  # = 2 x encoder_units, so the dot score would fit too
     # The output projection is the target embedding matrix (through a 512 -> 256 bottleneck):
     # dev BLEU after 300 steps 3.93 against 2.91 (row "tied_embeddings"), and the 20-minute
-    # side by side of README "Quality per step".
+    # side by side of docs/performance.md "Quality per step".
     config.tie_embeddings = True  # output projection = target embedding^T; untied: row "baseline"
     # Optimization: OpenNMT-py's settings, which learn far more per step than the zoo's former
     # defaults (inverse-sqrt schedule with 500 warmup steps, each gradient clipped to 1, loss
-    # per token, Glorot initialization, dropout 0.2): in the ablation of README "Quality per
+    # per token, Glorot initialization, dropout 0.2): in the ablation of docs/performance.md "Quality per
     # step" (benchmarks/quality.py; rows named below), dev BLEU after 300 steps rose from 0.1
     # (row "previous_defaults") to 2.9 (row "baseline", these settings); each row below
     # changes one of them back (its dev BLEU after 300 steps).
