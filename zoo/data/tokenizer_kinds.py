@@ -5,8 +5,9 @@ the built-in kinds' modules are imported the first time a kind is looked up.
 """
 
 import importlib
-import json
 import os
+
+from zoo.constants import read_json_object
 
 CONFIG_FILE = "tokenizer.json"
 # The modules of the built-in kinds (`zoo.data` imports its modules lazily).
@@ -72,12 +73,8 @@ def load_tokenizer(directory):
     config_path = os.path.join(directory, CONFIG_FILE)
     if not os.path.isfile(config_path):
         raise FileNotFoundError(f"{config_path}: no such file (expected a saved tokenizer)")
-    with open(config_path, encoding="utf-8") as f:
-        try:
-            config = json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{config_path}: invalid JSON: {error}") from None
-    kind = config.get("type") if isinstance(config, dict) else None
+    config = read_json_object(config_path)
+    kind = config.get("type")
     if kind not in _known_kinds():
         raise ValueError(
             f"{config_path}: unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}"

@@ -5,7 +5,6 @@ Both `zoo.inference` (translating a workdir that has no export yet) and `zoo.exp
 The layout is the one of docs/interfaces.md ("A training workdir").
 """
 
-import json
 import os
 import zipfile
 
@@ -29,14 +28,8 @@ _DECODING_FIELDS = (
 
 def read_config(workdir):
     """`workdir/config.json` as an `ml_collections.ConfigDict` (empty if the file is missing)."""
-    config = {}
     config_path = os.path.join(workdir, constants.CONFIG_FILE)
-    if os.path.isfile(config_path):
-        with open(config_path, encoding="utf-8") as f:
-            try:
-                config = json.load(f)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{config_path}: invalid JSON: {error}") from None
+    config = constants.read_json_object(config_path) if os.path.isfile(config_path) else {}
     return ml_collections.ConfigDict(config)
 
 
