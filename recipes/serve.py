@@ -69,13 +69,16 @@ def main(argv):
     if FLAGS.profile_startup:
         startup.enable()
     limits = _limits()
-    startup.import_tensorflow()  # before the server's modules import it: without Keras and JAX
-    from serving.server import StartError, serve
+    from serving.server import StartError, check_base_path, listening_sockets, serve  # no TensorFlow
 
-    try:
+    try:  # a port in use, a base path that names the wrong level: said before TensorFlow's import
+        check_base_path(FLAGS.model_base_path)
+        sockets = listening_sockets(FLAGS.host, FLAGS.rest_api_port)
+        startup.import_tensorflow()  # before the server's modules import it: without Keras and JAX
         serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, limits, FLAGS.poll_seconds,
-              FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase)
-    except StartError as error:  # a port in use, a base path that names the wrong level
+              FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase,
+              sockets=sockets)
+    except StartError as error:
         raise cli.CommandError(str(error)) from None
 
 

@@ -23,7 +23,7 @@ class StartError(ValueError):
 
 
 def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits=None, poll_seconds=1.0,
-          max_batch_size=64, num_batch_threads=2, enable_batching=True, on_phase=None):
+          max_batch_size=64, num_batch_threads=2, enable_batching=True, on_phase=None, sockets=None):
     """Serves `model_base_path` at `http://host:port/v1/models/<model_name>` until interrupted.
 
     Args:
@@ -35,10 +35,12 @@ def serve(model_base_path, model_name="zoo", host="127.0.0.1", port=8501, limits
       max_batch_size, num_batch_threads, enable_batching: how concurrent requests are merged.
       on_phase: None, or `on_phase(key, description)`, called as each start-up phase ends, the last
         one (`app`) just before the server starts answering (`zoo-serve --profile_startup`).
+      sockets: None, or `listening_sockets(host, port)` taken by the caller (`zoo-serve` takes them
+        before it imports TensorFlow, so a port in use is said at once).
     """
     on_phase = on_phase or (lambda key, description: None)
     check_base_path(model_base_path)
-    sockets = listening_sockets(host, port)
+    sockets = listening_sockets(host, port) if sockets is None else sockets
     # Imported here so that the command's --help and usage errors answer before TensorFlow loads.
     import uvicorn
 

@@ -84,10 +84,13 @@ def _checkout_environment() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))}
 
 
-def run_zoo_serve(*flags: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Runs `zoo-serve` with `flags` to its end (for the ways it refuses to start); output as text."""
-    return subprocess.run(zoo_serve_command(*flags), cwd=REPO_ROOT, env=_checkout_environment(),
-                          capture_output=True, text=True, timeout=timeout)
+def run_zoo_serve(*flags: str, timeout: float = 120, path_first: str = "") -> subprocess.CompletedProcess:
+    """Runs `zoo-serve` with `flags` to its end (for the ways it refuses to start); output as text.
+    `path_first`: a directory searched for modules before all others (a stand-in package)."""
+    env = _checkout_environment()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [path_first, env["PYTHONPATH"]]))
+    return subprocess.run(zoo_serve_command(*flags), cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 @contextlib.contextmanager

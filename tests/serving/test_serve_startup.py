@@ -31,6 +31,20 @@ def test_a_taken_port_fails_at_once_naming_host_and_port(fixture_base_path):
     ]
 
 
+def test_a_taken_port_is_said_before_tensorflow_loads(fixture_base_path, tmp_path):
+    # A `tensorflow` that cannot be imported first on the path: the refusal must come without it.
+    (tmp_path / "tensorflow").mkdir()
+    (tmp_path / "tensorflow" / "__init__.py").write_text("raise ImportError('tensorflow was imported')\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_zoo_serve(f"--model_base_path={fixture_base_path}", f"--rest_api_port={port}", timeout=60,
+                               path_first=str(tmp_path))
+    assert result.returncode == 2 and "tensorflow was imported" not in result.stderr, result.stderr
+    assert f"zoo-serve: error: cannot listen on 127.0.0.1:{port}: address already in use" in result.stderr
+
+
 def test_the_port_is_held_from_the_check_on():
     port = free_port()
     held = listening_sockets("127.0.0.1", port)
