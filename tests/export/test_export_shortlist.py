@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -134,3 +135,16 @@ def test_the_commands_take_the_choice_as_a_flag(shortlisted, workdir, tmp_path):
     refused = cli("recipes.translate", f"--model={shortlisted}", "--noshortlist", stdin="7 mai\n")
     assert refused.returncode == 2 and b"Traceback" not in refused.stderr
     assert b"was exported with a shortlist" in refused.stderr.strip().splitlines()[-1]
+
+
+def test_a_workdir_asked_for_the_other_choice_than_its_own_export_decodes_its_best_model(workdir, shortlisted,
+                                                                                        tmp_path):
+    # As zoo-train leaves it: the export (made with the table) inside the workdir, in export/<version>.
+    inside = str(tmp_path / "run")
+    shutil.copytree(workdir, inside)
+    shutil.copytree(shortlisted, os.path.join(inside, "export", "1"))
+    sources = [text.encode() for text in TEST_SOURCES]
+    translate, description = load_translate_fn(inside, beam_width=BEAM_WIDTH, shortlist=False)  # was "pass the workdir"
+    assert "best.keras" in description and "shortlist" not in description
+    assert translate(sources) == load_translate_fn(workdir, beam_width=BEAM_WIDTH, shortlist=False)[0](sources)
+    assert load_translate_fn(inside, shortlist=True)[1].startswith(os.path.join(inside, "export", "1"))

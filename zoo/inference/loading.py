@@ -10,6 +10,8 @@ comes seconds after the process starts. The phases end with `zoo.startup.mark`
 (`--profile_startup`).
 """
 
+import os
+
 from zoo import constants, startup
 from zoo.inference.resolve import WORKDIR, resolve_model
 
@@ -76,7 +78,7 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
         raise ValueError(f"beam_width must be >= 1, received {beam_width}")
     if sampling is not None:
         _check_sampling(sampling, beam_width)
-    kind, path = resolve_model(path)
+    kind, path = _resolve(path, shortlist)
     tf = startup.import_tensorflow(need_keras=kind == WORKDIR)
     if kind == WORKDIR:
         translate, description = _load_workdir_fn(path, beam_width, sampling, shortlist)
@@ -125,6 +127,17 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
     # The functions hold their module weakly: keep it alive as long as `translate` lives.
     translate.module = loaded
     return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description + listed
+
+
+def _resolve(path, shortlist):
+    """`resolve_model(path)`, except that a workdir asked for the other shortlist choice than its
+    newest export's (`--shortlist` / `--noshortlist`) decodes its own best.keras as asked."""
+    kind, resolved = resolve_model(path)
+    if (kind != WORKDIR and shortlist is not None and resolved != path
+            and os.path.isfile(os.path.join(path, constants.BEST_MODEL_FILE))
+            and bool(shortlist) != bool(constants.read_export_settings(resolved).get("shortlist"))):
+        return WORKDIR, path
+    return kind, resolved
 
 
 def _exported_shortlist(path, settings, shortlist):
