@@ -12,6 +12,7 @@ from zoo import startup  # first: the profile's first phase ends at its import
 
 import json
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ INFO/WARNING lines are noise here
 
@@ -49,7 +50,14 @@ def main(argv):
                                  FLAGS.shortlist)
     except (ValueError, OSError, MissingOpLibraryError) as error:  # zoo.data.DataError is a ValueError
         raise cli.CommandError(str(error)) from None
-    print(json.dumps(results))
+    try:
+        sys.stdout.write(json.dumps(results) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `| head -c 100`: the reader is gone, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as error:  # e.g. a full disk
+        raise cli.CommandError(f"cannot write the results to stdout ({error.strerror or error}); "
+                               "expected a writable standard output", status=1) from None
     startup.report("zoo-eval")
 
 
