@@ -39,6 +39,7 @@ def main(argv):
     del argv  # cli.run refuses positional arguments
     if FLAGS.profile_startup:
         startup.enable()
+    cli.check_standard_streams("stdout")
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)
     from zoo.inference import evaluate_model

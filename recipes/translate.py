@@ -48,6 +48,7 @@ def main(argv):
     del argv  # cli.run refuses positional arguments (the source text is read from stdin)
     if FLAGS.profile_startup:
         startup.enable()
+    cli.check_standard_streams("stdin", "stdout")
     if not os.path.isdir(FLAGS.model):
         raise cli.CommandError(f"--model {FLAGS.model!r} is not a directory; expected an export or a workdir")
     sampling = None

@@ -52,6 +52,16 @@ def fail(command, message, status=2):
     sys.exit(status)
 
 
+def check_standard_streams(*names):
+    """Raises `CommandError` if one of the named standard streams ("stdin", "stdout") was closed when
+    the command started (`<&-`, `>&-`: Python then sets it to None)."""
+    closed = [name for name in names if getattr(sys, name) is None]
+    if closed:
+        raise CommandError(f"{' and '.join(closed)} closed; expected "
+                           + " and ".join({"stdin": "source lines on stdin", "stdout": "a writable stdout"}[name]
+                                          for name in closed))
+
+
 def writable_directory(path, flag):
     """Checks, without creating anything, that `path` is or can become a writable directory.
 

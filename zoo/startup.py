@@ -178,6 +178,8 @@ def exit_without_teardown():
         sys.stderr.write(f"{code}\n")
         code = 1
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # the command was started with that stream closed (`>&-`)
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
