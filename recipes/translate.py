@@ -57,6 +57,11 @@ def main(argv):
             raise cli.CommandError(f"sampling expects a finite --sampling_temperature > 0 and no --beam_width, got "
                                    f"{FLAGS.sampling_temperature} and {FLAGS.beam_width}")
         sampling = {"temperature": FLAGS.sampling_temperature, "top_k": FLAGS.sampling_top_k, "seed": FLAGS.seed}
+    else:
+        ignored = [f"--{name}={FLAGS[name].value}" for name in ("sampling_top_k", "seed") if FLAGS[name].present]
+        if ignored:  # they would be ignored: the search is not sampling
+            raise cli.CommandError(f"{' and '.join(ignored)} without --sampling_temperature; expected them with "
+                                   "--sampling_temperature T > 0 (sampling), or neither")
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
     from zoo.inference import translate_stdin
 

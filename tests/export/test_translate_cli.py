@@ -238,6 +238,9 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=inf"], b"finite --sampling_temperature > 0"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--seed=4294967297"],
          b"--seed=4294967297: 4294967297 is not an integer in the range [-2147483648, 2147483647]"),  # it wrapped to seed 1
+        ("recipes.translate", ["--model=/tmp", "--sampling_top_k=5"],  # was ignored: beam search ran
+         b"--sampling_top_k=5 without --sampling_temperature; expected them with --sampling_temperature T > 0"),
+        ("recipes.translate", ["--model=/tmp", "--seed=3", "--beam_width=2"], b"--seed=3 without --sampling_temp"),
         ("recipes.export", ["--workdir=/no/such/dir"], b"is not a directory"),
         ("recipes.export", ["--workdir=/tmp", "--beam_width=100000"],
          b"--beam_width=100000: 100000 is not an integer in the range [1, 64]"),  # not ServingModule's words
