@@ -67,8 +67,7 @@ def score(hypotheses, references, bleu_tokenize="13a"):
     """
     hypotheses, references = list(hypotheses), list(references)
     _check_lengths(hypotheses, references)
-    if bleu_tokenize not in BLEU_TOKENIZERS:
-        raise ValueError(f"unknown BLEU tokenizer {bleu_tokenize!r}, expected one of {list(BLEU_TOKENIZERS)}")
+    check_bleu_tokenize(bleu_tokenize)
     if not hypotheses:
         raise ValueError("cannot score an empty set of sentences")
     bleu = BLEU(tokenize=bleu_tokenize)
@@ -84,6 +83,12 @@ def score(hypotheses, references, bleu_tokenize="13a"):
         chrf_signature=str(chrf.get_signature()),
         sentences=len(hypotheses),
     )
+
+
+def check_bleu_tokenize(name):
+    """A `ValueError` naming the choices unless `name` is a sacreBLEU tokenizer."""
+    if name not in BLEU_TOKENIZERS:
+        raise ValueError(f"unknown BLEU tokenizer {name!r}, expected one of {list(BLEU_TOKENIZERS)}")
 
 
 def reference_streams(references):

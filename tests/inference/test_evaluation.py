@@ -28,3 +28,14 @@ def test_zoo_eval_scores_several_references_as_sacrebleu_does(tmp_path, monkeypa
     assert scores["bleu"] > sacrebleu.corpus_bleu(hypotheses, [FIRST]).score  # the second column counted
     assert "nrefs:2" in scores["bleu_signature"] and "nrefs:2" in scores["chrf_signature"]
     assert scores["exact_match"] == pytest.approx(1 / 3) and scores["sentences"] == 3
+
+
+def test_zoo_eval_refuses_an_unknown_bleu_tokenizer_before_it_translates(tmp_path, monkeypatch):
+    def load_translate_fn(path, beam_width=None, shortlist=None):
+        raise AssertionError("the model was loaded (and the test set translated) before the tokenizer was checked")
+
+    monkeypatch.setattr(evaluation, "load_translate_fn", load_translate_fn)
+    tsv = tmp_path / "test.tsv"
+    tsv.write_text("bonjour\thello\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"unknown BLEU tokenizer 'bogus', expected one of \[.*'13a'"):
+        evaluation.evaluate_model(str(tmp_path), str(tsv), bleu_tokenize="bogus")

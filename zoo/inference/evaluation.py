@@ -61,6 +61,8 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
       `sentences`, `sentences_per_second`, `seconds`, `model`, `decoding`.
     """
+    if bleu_tokenize is not None:  # before the test set is translated, not after
+        metrics.check_bleu_tokenize(bleu_tokenize)
     test = read_tsv_report(tsv_path, multi_reference=True)
     pairs = test.pairs
     startup.mark("read_test_set", "reading the TSV test set")
