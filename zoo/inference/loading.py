@@ -88,9 +88,7 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
     loaded = _load_saved_model(tf, path, settings)
     length_penalty = float(settings.get("length_penalty", constants.DEFAULT_LENGTH_PENALTY))
     if sampling is not None:
-        if "sample" not in loaded.signatures:
-            raise ValueError(f"{path} has no 'sample' signature (exported before it existed); re-export it")
-        sample = loaded.signatures["sample"]
+        sample = _signature(loaded, "sample", path)
 
         def translate(lines):
             outputs = sample(
@@ -104,7 +102,7 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
         description = f"{path}: sample ({_describe_sampling(sampling)})"
     elif beam_width in (None, 1):  # the export's default, or greedy search: a beam of one as toolkits mean it
         # (beam search at width 1 would go on past a best end token under a length penalty)
-        signature = loaded.signatures["serving_default" if beam_width is None else "greedy"]
+        signature = _signature(loaded, "serving_default" if beam_width is None else "greedy", path)
 
         def translate(lines):
             return signature(source=tf.constant(lines, tf.string))["translation"].numpy().tolist()
@@ -127,6 +125,14 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
     # The functions hold their module weakly: keep it alive as long as `translate` lives.
     translate.module = loaded
     return startup.mark_first_call(translate, "first_translation", _FIRST_CALL), description + listed
+
+
+def _signature(loaded, name, path):
+    """`loaded.signatures[name]`, or a `ValueError` naming the signatures the SavedModel has."""
+    if name not in loaded.signatures:
+        raise ValueError(f"{path} has no {name!r} signature (it has {sorted(loaded.signatures.keys())}: exported "
+                         "before it existed, or not by zoo); re-export it with zoo-export")
+    return loaded.signatures[name]
 
 
 def _resolve(path, shortlist):
