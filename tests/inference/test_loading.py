@@ -1,5 +1,8 @@
 """`load_translate_fn` on a SavedModel that lacks a signature the flags ask for: a clear ValueError."""
 
+import json
+import os
+
 import pytest
 import tensorflow as tf
 
@@ -32,3 +35,16 @@ def test_a_missing_signature_is_named_with_those_there_are(two_signatures):
         load_translate_fn(two_signatures, beam_width=1)  # was a KeyError
     with pytest.raises(ValueError, match=r"has no 'sample' signature .*re-export it"):
         load_translate_fn(two_signatures, sampling={"temperature": 1.0, "top_k": 0, "seed": 0})
+
+
+def test_the_description_says_the_beam_width_the_export_clamps_to(two_signatures):
+    extra = os.path.join(two_signatures, "assets.extra")
+    os.makedirs(extra, exist_ok=True)
+    with open(os.path.join(extra, "zoo_export.json"), "w", encoding="utf-8") as f:
+        json.dump({"max_beam_width": 4, "length_penalty": 0.6}, f)
+    try:
+        translate, description = load_translate_fn(two_signatures, beam_width=1000)  # zoo-eval's "decoding"
+        assert description.endswith(": beam_search (beam width 4, length penalty 0.6)"), description
+        assert translate([b"x"]) == [b"x"]
+    finally:
+        os.remove(os.path.join(extra, "zoo_export.json"))

@@ -110,6 +110,8 @@ def load_translate_fn(path, beam_width=None, sampling=None, shortlist=None):
         description = (f"{path}: serving_default (beam width {settings.get('beam_width', '?')})"
                        if beam_width is None else f"{path}: greedy")
     else:
+        # The signature clamps the beam to the export's max_beam_width: say the width that runs.
+        beam_width = min(beam_width, int(settings.get("max_beam_width", constants.DEFAULT_MAX_BEAM_WIDTH)))
         beam = loaded.signatures["beam_search"]
 
         def translate(lines):
