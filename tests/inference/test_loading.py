@@ -1,4 +1,4 @@
-"""`load_translate_fn` on a SavedModel that lacks a signature the flags ask for: a clear ValueError."""
+"""`load_translate_fn` on a SavedModel: a missing signature is a clear ValueError; the beam width it reports is the one that runs."""
 
 import json
 import os
