@@ -35,6 +35,10 @@ def test_a_workdir_resolves_to_its_newest_export_or_else_to_itself(tmp_path):
 def test_anything_else_is_refused_with_what_was_expected(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such directory; expected a SavedModel"):
         resolve_model(str(tmp_path / "missing"))
+    (tmp_path / "model.keras").write_text("x")  # zoo-eval --model FILE said "no such directory"
+    with pytest.raises(FileNotFoundError, match="model.keras: is a file, not a directory; expected a SavedModel"):
+        resolve_model(str(tmp_path / "model.keras"))
+    (tmp_path / "model.keras").unlink()
     with pytest.raises(FileNotFoundError, match="found neither saved_model.pb, numeric version directories, nor best.keras"):
         resolve_model(str(tmp_path))
 

@@ -28,9 +28,8 @@ def resolve_model(path):
       FileNotFoundError: `path` is none of these.
     """
     if not os.path.isdir(path):
-        raise FileNotFoundError(
-            f"{path}: no such directory; expected a SavedModel, an export directory or a zoo-train workdir"
-        )
+        found = "is a file, not a directory" if os.path.exists(path) else "no such directory"
+        raise FileNotFoundError(f"{path}: {found}; expected a SavedModel, an export directory or a zoo-train workdir")
     if os.path.isfile(os.path.join(path, constants.SAVED_MODEL_FILE)):
         return SAVED_MODEL, path
     latest = _latest_version(path)
