@@ -64,11 +64,14 @@ def main(argv):
                                    "--sampling_temperature T > 0 (sampling), or neither")
     # Imported after the flags are checked, so --help and usage errors skip TensorFlow's import.
     from zoo.inference import translate_stdin
+    from zoo.inference.stream import OutputError
 
     try:
         translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling, FLAGS.shortlist)
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OutputError as error:  # e.g. a full disk: not a usage error
+        raise cli.CommandError(str(error), status=1) from None
     except (OSError, ValueError, MissingOpLibraryError) as error:
         raise cli.CommandError(str(error)) from None
     startup.report("zoo-translate", "translation", "the other translations, and writing them out")

@@ -19,6 +19,7 @@ from export_test_model import (
     write_workdir,
 )
 from zoo.inference import load_translate_fn, read_line_windows, resolve_model, translate_stream
+from zoo.inference.stream import OutputError
 
 INPUT_LINES = ["3 mars 2021", "", "7 mai", "   ", "le 4 avril 1999", "2 2", "31/12/1987", "", "12/05/2020"]
 
@@ -70,6 +71,31 @@ def test_read_line_windows_yields_a_line_before_the_input_ends():
     assert next(windows, None) is None
     timer.join()
     os.close(read_fd)
+
+
+def test_read_line_windows_drops_a_byte_order_mark_even_one_byte_at_a_time():
+    for pieces in ([b"\xef\xbb\xbfa\nb\n"], [b"\xef", b"\xbb", b"\xbfa\n", b"b"], [b"\xef\xbb", b"\xbf"], [b"\xef"]):
+        read_fd, write_fd = os.pipe()
+        windows = read_line_windows(read_fd, 100)
+        for piece in pieces:
+            os.write(write_fd, piece)
+        os.close(write_fd)
+        lines = [line for window in windows for line in window]
+        os.close(read_fd)
+        assert lines == ([b"\xef"] if pieces == [b"\xef"] else [] if len(pieces) == 2 else [b"a", b"b"]), pieces
+    read_fd, write_fd = os.pipe()  # a mark later in the text is text
+    os.write(write_fd, b"a\n\xef\xbb\xbfb\n")
+    os.close(write_fd)
+    assert [line for window in read_line_windows(read_fd, 100) for line in window] == [b"a", b"\xef\xbb\xbfb"]
+    os.close(read_fd)
+
+
+def test_translate_stream_names_an_output_it_cannot_write(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a\n")
+    with open(path, "rb") as source, open("/dev/full", "wb", buffering=0) as full:
+        with pytest.raises(OutputError, match=r"^cannot write the translations to /dev/full \(No space left on device\)"):
+            translate_stream(lambda batch: batch, source.fileno(), full)
 
 
 def test_translate_stream_keeps_order_batches_and_skips_blank_lines(tmp_path):

@@ -16,6 +16,12 @@ from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
 from zoo.progress import Progress
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+
+
+class OutputError(OSError):
+    """The translations could not be written (a full disk, a closed file); the message says where."""
+
 
 def _ready(fd):
     """True when reading `fd` would not block (always for regular files)."""
@@ -29,21 +35,29 @@ def read_line_windows(fd, limit):
     """Yields lists of lines (bytes, no line ending) from file descriptor `fd`.
 
     A window holds at most `limit` lines and is yielded as soon as no further complete
-    line can be read without waiting. The last line may lack its newline.
+    line can be read without waiting. The last line may lack its newline. A UTF-8 byte-order
+    mark at the start (as Windows editors write) is dropped, as the TSV reader drops it.
     """
     buffer = b""
     pending = []
     at_end = False
+    at_start = True  # the first bytes may be a byte-order mark, which can arrive a byte at a time
     while True:
         while not at_end and (not pending or (len(pending) < limit and _ready(fd))):
             chunk = os.read(fd, 1 << 16)
+            data = buffer + chunk
+            if at_start and chunk and len(data) < len(_BOM) and _BOM.startswith(data):
+                buffer = data
+                continue
+            if at_start:
+                data, at_start = data[len(_BOM):] if data.startswith(_BOM) else data, False
             if not chunk:
                 at_end = True
-                if buffer:
-                    pending.append(buffer)
-                    buffer = b""
+                if data:
+                    pending.append(data)
+                buffer = b""
                 break
-            *lines, buffer = (buffer + chunk).split(b"\n")
+            *lines, buffer = data.split(b"\n")
             pending.extend(lines)
         if not pending:
             return
@@ -94,8 +108,16 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
         translations = translate_in_batches(translate, [lines[i] for i in todo], batch_size)
         for i, text in zip(todo, translations):
             results[i] = text.replace(b"\n", b" ")
-        out.write(b"".join(text + b"\n" for text in results))
-        out.flush()
+        try:
+            out.write(b"".join(text + b"\n" for text in results))
+            out.flush()
+        except BrokenPipeError:  # the reader is gone: the caller stops quietly
+            raise
+        except OSError as error:
+            name = getattr(out, "name", None)  # "<stdout>", a path, or a descriptor's number
+            where = name.strip("<>") if isinstance(name, str) else "the output"
+            raise OutputError(f"cannot write the translations to {where} ({error.strerror or error}); "
+                              "expected a writable output") from None
         count += len(lines)
         if progress is not None:
             progress.update(len(lines))
