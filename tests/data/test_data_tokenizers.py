@@ -73,6 +73,13 @@ def test_vocab_order_is_reserved_then_frequency_then_alphabetical():
     assert WordTokenizer.build(["b a a", "c b a", "z y"], min_count=2).vocab[4:] == ["a", "b"]
 
 
+def test_min_count_that_leaves_no_token_is_refused_naming_the_most_frequent():
+    # Only the reserved tokens would be left: every text would encode as <unk>.
+    for cls in (WordTokenizer, CharTokenizer):
+        with pytest.raises(ValueError, match=r"min_count=5 times .*expected min_count <= 3"):
+            cls.build(["a a", "a"], min_count=5)
+
+
 def test_unknown_words_map_to_unk_and_decode_as_unk(word):
     ids = word.encode(tf.constant(["Hello zebra!"]))
     assert ids.to_list() == [[word.vocab.index("Hello"), vocabulary.UNK_ID, word.vocab.index(f"{J}!")]]

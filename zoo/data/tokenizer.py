@@ -124,6 +124,13 @@ class Tokenizer(tf.Module):
             (token for token, count in counts.items() if count >= min_count),
             key=lambda token: (-counts[token], token),
         )
+        if not ranked:  # only the reserved tokens: every text would encode as <unk>
+            top = min(counts, key=lambda token: (-counts[token], token))
+            raise ValueError(
+                f"cannot build a {cls.kind} vocabulary: no token of the {num_texts} texts is seen "
+                f"min_count={min_count} times (vocab_min_count; the most frequent, {top!r}, is seen "
+                f"{counts[top]}); expected min_count <= {counts[top]}"
+            )
         if max_size is not None:
             ranked = ranked[: max_size - len(vocabulary.RESERVED_TOKENS)]
         return cls(list(vocabulary.RESERVED_TOKENS) + ranked, lowercase=lowercase, name=name)
