@@ -31,6 +31,7 @@ def test_every_recipe_is_valid(name):
         ("target_bleu", 100.5, 100.0), ("early_stopping_patience", -1, 0), ("checkpoints_to_keep", 0, 1),
         ("max_train_minutes", -1.0, 0.0), ("train_steps", -5, 0), ("verbose", 3, 2), ("embedding_dim", 0, 1),
         ("encoder_layers", 0, 1), ("source_vocab_size", 4, 0), ("target_vocab_size", 2, 5),
+        ("source_vocab_size", 2**31, 2**31 - 1),
         ("vocab_min_count", 0, 1), ("max_bad_fraction", 1.5, 1.0), ("max_source_length", -1, 0),
         ("lr_schedule", "cosine", "constant"), ("source_tokenizer", "bpe9", "word"), ("encoder_cell", "rnn", "gru"),
         ("precision", "float8", "auto"), ("bleu_tokenize", "words", "13a"), ("dates_languages", "en,xx", "en, fr"),

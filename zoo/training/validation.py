@@ -10,6 +10,8 @@ import math
 
 from zoo.constants import BEAM_STOPPING
 
+_MAX_ID = 2**31 - 1  # ids are int32
+
 
 class Rule:
     """A check on one field's value and the words that say what it accepts.
@@ -127,8 +129,8 @@ def _switch():
 def _vocab_size():
     from zoo.constants import FIRST_REGULAR_ID
 
-    return Rule(lambda value: value == 0 or value > FIRST_REGULAR_ID,
-                f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens)")
+    return Rule(lambda value: value == 0 or FIRST_REGULAR_ID < value <= _MAX_ID,
+                f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens) and <= {_MAX_ID} (int32 ids)")
 
 
 def _languages():
