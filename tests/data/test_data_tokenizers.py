@@ -80,6 +80,13 @@ def test_min_count_that_leaves_no_token_is_refused_naming_the_most_frequent():
             cls.build(["a a", "a"], min_count=5)
 
 
+def test_one_string_instead_of_texts_is_refused():
+    # A str is an iterable of str: it would build a vocabulary of its characters.
+    for kind in ("word", "char", "sentencepiece"):
+        with pytest.raises(TypeError, match=r"expected texts as an iterable of str, got one str: 'hello world'"):
+            build_tokenizer(kind, "hello world")
+
+
 def test_unknown_words_map_to_unk_and_decode_as_unk(word):
     ids = word.encode(tf.constant(["Hello zebra!"]))
     assert ids.to_list() == [[word.vocab.index("Hello"), vocabulary.UNK_ID, word.vocab.index(f"{J}!")]]

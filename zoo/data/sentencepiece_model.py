@@ -156,6 +156,8 @@ def _check_options(vocab_size, model_type, normalization, character_coverage):
 
 
 def _strings(texts):
+    if isinstance(texts, (str, bytes)):  # would be read one character at a time
+        raise TypeError(f"expected texts as an iterable of str, got one {type(texts).__name__}: {texts[:50]!r}")
     for text in texts:
         if not isinstance(text, str):
             raise TypeError(f"expected texts as str, got {type(text).__name__}: {text!r}")

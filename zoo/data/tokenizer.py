@@ -101,6 +101,8 @@ class Tokenizer(tf.Module):
             )
         if min_count < 1:
             raise ValueError(f"min_count must be >= 1, got {min_count}")
+        if isinstance(texts, (str, bytes)):  # would be read one character at a time
+            raise TypeError(f"expected texts as an iterable of str, got one {type(texts).__name__}: {texts[:50]!r}")
         counts = collections.Counter()
         chunk = []
         num_texts = 0
