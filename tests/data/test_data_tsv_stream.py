@@ -54,8 +54,8 @@ def test_parse_lines_in_the_graph_keeps_valid_ones_and_the_first_target():
         [b"\xef\xbb\xbfa\tb", b"x\ty\tz\r", b"bad", b"", b" \tq", b"q\t ", b"q\tr\t", b" s \t t ", b"caf\xc3\tok"]
     )
     sources, targets = parse_tsv_lines(lines)
-    assert sources.numpy().tolist() == [b"a", b"x", b"s", b"caf\xc3"]
-    assert targets.numpy().tolist() == [b"b", b"y", b"t", b"ok"]
+    assert sources.numpy().tolist() == [b"a", b"x", b"s"]  # not the line that is not UTF-8
+    assert targets.numpy().tolist() == [b"b", b"y", b"t"]
 
 
 def test_scan_counts_checks_and_samples(tmp_path, caplog):
@@ -74,6 +74,23 @@ def test_scan_counts_checks_and_samples(tmp_path, caplog):
     assert scan.sample == sorted(scan.sample, key=valid.index)  # file order is kept
     assert scan_tsv(path, sample_size=50, seed=1).sample == scan.sample
     assert scan_tsv(path, sample_size=500).sample == valid
+
+
+def test_lines_that_are_not_utf8_are_malformed_in_the_scan_and_the_stream(tmp_path, tokenizer):
+    # A Latin-1 file stops as it does in memory; a stray byte is reported and skipped, not read as U+FFFD.
+    latin1 = tmp_path / "latin1.tsv"
+    latin1.write_bytes("".join(f"été {i}\tsummer {i}\n" for i in range(20)).encode("latin-1"))
+    with pytest.raises(DataError, match=r"20 of 20 lines are malformed .*latin1\.tsv:1: invalid UTF-8 at byte 1 "
+                                        r"of the line \(b'\\xe9t\\xe9 '\); expected a UTF-8 text file"):
+        scan_tsv(str(latin1))
+    lines = [f"{s}\t{t}\n".encode() for s, t in _pairs(40)]
+    lines[5] = b"caf\xe9\tcoffee\n"
+    path = tmp_path / "stray.tsv"
+    path.write_bytes(b"".join(lines))
+    scan = scan_tsv(str(path))
+    assert (scan.num_pairs, scan.num_bad, scan.bad_lines[0].line_number) == (39, 1, 6)
+    streamed = _decoded_pairs(stream_tsv_dataset(str(path), tokenizer, tokenizer, 8, shuffle=False), tokenizer)
+    assert len(streamed) == 39
 
 
 def test_scan_errors_name_the_file(tmp_path):

@@ -93,13 +93,9 @@ def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1, multi_reference
         lines.pop()  # the newline that ends the last line does not start another
     pairs, references, bad_lines = [], [], []
     for number, raw in enumerate(lines, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise DataError(
-                f"{path}:{number}: invalid UTF-8 at byte {error.start + 1} of the line "
-                f"({raw[error.start:error.start + 4]!r}); expected a UTF-8 text file"
-            ) from None
+        line, invalid = decode_line(raw)
+        if invalid:
+            raise DataError(f"{path}:{number}: {invalid}")
         if number == 1:
             line = line.removeprefix("\ufeff")  # byte order mark written by some editors
         fields, reason = split_line(line, multi_reference)
@@ -113,6 +109,17 @@ def read_tsv_report(path, *, strict=False, max_bad_fraction=0.1, multi_reference
     for line in bad_lines:
         logger.warning("%s (line skipped)", line)
     return report
+
+
+def decode_line(raw):
+    """A line's bytes -> `(str, None)`, or `(str with U+FFFD, reason)` if they are not UTF-8."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as error:
+        return raw.decode("utf-8", errors="replace"), (
+            f"invalid UTF-8 at byte {error.start + 1} of the line "
+            f"({raw[error.start:error.start + 4]!r}); expected a UTF-8 text file"
+        )
 
 
 def split_line(line, multi_reference=False):

@@ -7,7 +7,8 @@ Two passes, each in bounded memory whatever the file size:
   2. `stream_tsv_dataset` reads it with `tf.data.TextLineDataset` at every epoch: lines are
      split and checked in the graph (malformed ones skipped), tokenized, shuffled in a
      buffer and batched by length as `make_dataset` does. Nothing is cached.
-Bytes that are not UTF-8 do not stop a stream: they read as U+FFFD.
+A line whose bytes are not UTF-8 is a malformed line like the others (counted, quoted,
+skipped), not text with U+FFFD in it.
 """
 
 import dataclasses
@@ -18,7 +19,7 @@ import tensorflow as tf
 
 from zoo.data.pipeline import TOKENIZE_BATCH, Batching, tokenize_pairs
 from zoo.data.sampling import reservoir_sample
-from zoo.data.tsv import BadLine, DataError, check_bad_lines, open_tsv, split_line
+from zoo.data.tsv import BadLine, DataError, check_bad_lines, decode_line, open_tsv, split_line
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +70,10 @@ def scan_tsv(path, *, sample_size=DEFAULT_SAMPLE_SIZE, seed=0, strict=False, max
         with open_tsv(path) as f:
             for number, raw in enumerate(f, start=1):
                 counts["lines"] = number
-                line = raw.decode("utf-8", errors="replace").removesuffix("\n")
+                line, reason = decode_line(raw.removesuffix(b"\n"))
                 if number == 1:
                     line = line.removeprefix("\ufeff")
-                fields, reason = split_line(line, multi_reference=True)
+                fields, reason = (None, reason) if reason else split_line(line, multi_reference=True)
                 if reason is None:
                     yield fields[0], fields[1]
                     continue
@@ -147,12 +148,14 @@ def parse_tsv_lines(lines):
     """TSV lines tf.string `(B,)` -> `(sources, targets)` tf.string `(B',)`, the valid lines only.
 
     A valid line has a source and one or more targets, none empty after stripping; the
-    target is the first one. A byte order mark and a carriage return are ignored.
+    target is the first one, and its bytes are UTF-8. A byte order mark and a carriage return
+    are ignored.
     """
+    utf8 = tf.equal(tf.strings.unicode_transcode(lines, "UTF-8", "UTF-8", errors="replace"), lines)
     lines = tf.strings.regex_replace(lines, "^\ufeff|\r$", "")
     fields = tf.strings.split(lines, "\t")  # (B, None)
     fields = tf.ragged.map_flat_values(tf.strings.strip, fields)
     filled = tf.ragged.map_flat_values(lambda field: tf.strings.length(field) > 0, fields)
-    valid = tf.logical_and(fields.row_lengths() >= 2, tf.reduce_all(filled, axis=1))
+    valid = (fields.row_lengths() >= 2) & tf.reduce_all(filled, axis=1) & utf8
     columns = tf.ragged.boolean_mask(fields, valid).to_tensor(default_value="", shape=[None, 2])
     return columns[:, 0], columns[:, 1]
