@@ -14,7 +14,7 @@ from zoo.data import (
     make_dataset,
     vocabulary,
 )
-from zoo.data.pipeline import token_batch_sizes
+from zoo.data.pipeline import pass_statistics, token_batch_sizes
 
 PAD, BOS, EOS = vocabulary.PAD_ID, vocabulary.BOS_ID, vocabulary.EOS_ID
 FEW_BUCKETS = [12, 20]  # fewer buckets than the default: quicker to build in tests
@@ -218,3 +218,11 @@ def test_batch_tokens_arguments_say_what_was_expected(ab_tokenizers):
     with pytest.raises(ValueError, match=r"batch_tokens=9 cannot hold the longest row \(10 tokens\)"):
         make_dataset(pairs, *ab_tokenizers, batch_tokens=9, max_source_length=9, max_target_length=9)
     assert token_batch_sizes(100, [8, 12], 9, 9) == [14, 10, 10]
+
+
+def test_pass_statistics_counts_the_pairs_the_batches_hold():
+    pairs = [("a b", "c"), ("a b c d e f", "c"), ("a", "c d e f g h")]
+    tok = WordTokenizer.build(["a b c d e f g h"])
+    dataset = make_dataset(pairs, tok, tok, 2, max_source_length=3, max_target_length=3, drop_long=True, shuffle=False)
+    batches, tokens = pass_statistics(dataset)
+    assert pass_statistics(dataset, rows=True) == (batches, tokens, 1)  # two pairs dropped as too long

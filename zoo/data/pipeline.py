@@ -232,19 +232,21 @@ def default_bucket_boundaries(max_source_length=None, max_target_length=None, st
     return [b for b in ladder if b <= longest]
 
 
-def pass_statistics(dataset):
+def pass_statistics(dataset, rows=False):
     """`(batches, real tokens)` of one pass over a batched dataset, counted in the graph.
 
     Real tokens are the non-pad source and target (`target_out_ids`) tokens. The pass runs
     in the tf.data runtime (no Python per batch) and fills the pipeline's token cache.
+    `rows`: also count the sentence pairs the batches hold, `(batches, real tokens, pairs)`.
     """
 
     def add(totals, batch):
         (source_ids, _), target_out_ids = batch
-        return totals[0] + 1, totals[1] + count_tokens(source_ids) + count_tokens(target_out_ids)
+        return (totals[0] + 1, totals[1] + count_tokens(source_ids) + count_tokens(target_out_ids),
+                totals[2] + tf.shape(target_out_ids, out_type=tf.int64)[0])
 
-    batches, tokens = dataset.reduce((tf.constant(0, tf.int64), tf.constant(0, tf.int64)), add)
-    return int(batches), int(tokens)
+    counts = dataset.reduce(tuple(tf.constant(0, tf.int64) for _ in range(3)), add)
+    return tuple(int(count) for count in counts[: 3 if rows else 2])
 
 
 def count_tokens(ids):

@@ -145,16 +145,17 @@ def make_train_dataset(config, pairs, source_tokenizer, target_tokenizer, seed, 
 
 
 def train_batches(config, train, tokenizers, seed, static_shapes):
-    """`(dataset, batches, real tokens)`: the training batches and the counts of one pass over them.
+    """`(dataset, batches, real tokens, pairs)`: the training batches and the counts of one pass over them.
 
-    A list's pass is counted in the graph (which also fills its token cache); a streamed
-    file's is estimated on its sample (`streaming.estimated_statistics`), never read whole.
+    A list's pass is counted in the graph (which also fills its token cache), `pairs` those its
+    batches hold; a streamed file's is estimated on its sample (`streaming.estimated_statistics`),
+    never read whole, and `pairs` is None.
     """
     dataset = make_train_dataset(config, train, *tokenizers, seed=seed, static_shapes=static_shapes)
     if not isinstance(train, TsvScan):
-        return (dataset, *pass_statistics(dataset))
+        return (dataset, *pass_statistics(dataset, rows=True))
     sample = make_train_dataset(config, train.sample, *tokenizers, seed=seed, static_shapes=static_shapes)
-    return (dataset, *streaming.estimated_statistics(sample, train))
+    return (dataset, *streaming.estimated_statistics(sample, train), None)
 
 
 def build_model(config, source_vocab_size, target_vocab_size):

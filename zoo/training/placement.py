@@ -78,7 +78,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     if latest:
         tf.train.Checkpoint(state=state).read(latest).expect_partial()
     # Seeded by (seed, epoch): a resumed run sees the same kind of fresh shuffle order.
-    dataset, batches, tokens = train_batches(config, train_pairs, tokenizers, static_shapes=static_shapes,
+    dataset, batches, tokens, batched = train_batches(config, train_pairs, tokenizers, static_shapes=static_shapes,
                                              seed=config.seed * 100003 + int(state.epoch.numpy()))
     if not batches and static_shapes:
         raise DataError(f"{num_pairs(train_pairs)} training pairs make no full batch of {_batch(config)}; "
@@ -104,7 +104,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     sampled = config.get("sampled_vocabulary", 0)
     dataset = with_sampled_vocabulary(dataset.repeat(), sizes[1], sampled,
                                       seed=config.seed * 100003 + int(state.epoch.numpy()))
-    log(f"  data: {_data(config, train_pairs, batches, static_shapes)}; vocab {sizes[0]} source / {sizes[1]} target "
+    log(f"  data: {_data(config, train_pairs, batches, static_shapes, batched)}; vocab {sizes[0]} source / {sizes[1]} target "
         "tokens" + (" (shared)" if config.shared_vocab else "")
         + (f"; each batch's softmax over >= {sampled} of them (sampled_vocabulary)" if sampled else ""))
     return Training(model, state, manager, latest, dataset, steps_per_epoch, batches, tokens / batches)
@@ -159,13 +159,27 @@ def _cpu_split(strategy):
     return f" of the CPU's {machine.usable_cpus()} cores" + (f", {threads} thread(s) an op" if threads else "")
 
 
-def _data(config, train, batches, static_shapes):
-    """The training pairs and the batches of a pass, and where a streamed file's numbers come from."""
+def _data(config, train, batches, static_shapes, batched=None):
+    """The training pairs and the batches of a pass (`batched` pairs of them, if counted), and where a
+    streamed file's numbers come from."""
     batch = f"batches of {'' if static_shapes else '<= '}{_batch(config)}"
     if not isinstance(train, TsvScan):
-        return f"{len(train):,} training pairs ({batches} {batch})"
+        return f"{len(train):,} training pairs{_left_out(config, len(train), batched, static_shapes)} ({batches} {batch})"
     return (f"{train.num_pairs:,} training pairs streamed from {train.path}, not held in memory (~{batches} {batch} "
             f"a pass; vocabulary and counts from a sample of {len(train.sample):,} pairs)")
+
+
+def _left_out(config, pairs, batched, static_shapes):
+    """", N of them left out of the batches (why)" when a pass's batches hold fewer than all the pairs."""
+    if batched is None or batched >= pairs:
+        return ""
+    reasons = ["a side with no token"]
+    if config.drop_long:
+        reasons.insert(0, f"longer than max_source_length={config.max_source_length} or max_target_length="
+                          f"{config.max_target_length} tokens (drop_long)")
+    if static_shapes:
+        reasons.append("a bucket's partial batch (static shapes)")
+    return f", {pairs - batched:,} of them left out of the batches ({', or '.join(reasons)})"
 
 
 def _batch(config):
