@@ -1,6 +1,7 @@
 """The source templates of the `dates` task, per language (zoo/data/dates.py writes them).
 
-Numeric dates are month-first in English and day-first in every other language; a
+Numeric dates are month-first in English and day-first in every other language (so
+"03/04/2021" reads two ways; see zoo/data/dates.py); a
 template with `{yy}` is only used for years 1950-2049, where a two-digit year reads back
 to exactly one year.
 """
