@@ -178,7 +178,8 @@ def test_load_errors_name_the_file(tmp_path, word):
     (tmp_path / "w" / "tokenizer.json").write_text('{"type": "bpe"}', encoding="utf-8")
     with pytest.raises(ValueError, match="unknown tokenizer type 'bpe'"):
         load_tokenizer(str(tmp_path / "w"))
-    for content, problem in ((b"\xff{", "invalid JSON"), (b"[1]", "expected a JSON object, found list")):
+    for content, problem in ((b"\xff{", "invalid JSON"), (b"[1]", "expected a JSON object, found list"),
+                             (b'{"type": ["word"]}', r"unknown tokenizer type \['word'\]")):
         (tmp_path / "w" / "tokenizer.json").write_bytes(content)
         with pytest.raises(ValueError, match=rf"w/tokenizer.json: {problem}"):
             load_tokenizer(str(tmp_path / "w"))

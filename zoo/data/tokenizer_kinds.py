@@ -75,7 +75,7 @@ def load_tokenizer(directory):
         raise FileNotFoundError(f"{config_path}: no such file (expected a saved tokenizer)")
     config = read_json_object(config_path)
     kind = config.get("type")
-    if kind not in _known_kinds():
+    if not isinstance(kind, str) or kind not in _known_kinds():
         raise ValueError(
             f"{config_path}: unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}"
         )
