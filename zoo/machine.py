@@ -40,11 +40,18 @@ def usable_cpus():
 
 
 def describe(cpuinfo=CPUINFO):
-    """The machine as a JSON-ready dict: CPU model, cores, its matrix features, the load averages now."""
+    """The machine as a JSON-ready dict: CPU model, cores, its matrix features, the load averages now.
+
+    `cpu_family` is the x86 "family/model" numbers, for when the model name alone says too little
+    (a virtual machine may show any AMD EPYC as "AMD EPYC": Zen 4 is family 25, Zen 5 family 26);
+    None where /proc/cpuinfo has no such lines.
+    """
     fields = _first_processor(cpuinfo)
     flags = set(fields.get("flags", "").split())
+    family, model = fields.get("cpu family"), fields.get("model")
     return {
         "cpu_model": fields.get("model name") or platform.processor() or platform.machine(),
+        "cpu_family": f"{family}/{model}" if family and model else None,
         "cpu_count": os.cpu_count(),
         "cpus_usable": usable_cpus(),
         "matrix_features": [feature for feature in MATRIX_FEATURES if feature in flags],
