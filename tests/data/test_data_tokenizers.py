@@ -179,7 +179,8 @@ def test_load_errors_name_the_file(tmp_path, word):
     with pytest.raises(ValueError, match="unknown tokenizer type 'bpe'"):
         load_tokenizer(str(tmp_path / "w"))
     for content, problem in ((b"\xff{", "invalid JSON"), (b"[1]", "expected a JSON object, found list"),
-                             (b'{"type": ["word"]}', r"unknown tokenizer type \['word'\]")):
+                             (b'{"type": ["word"]}', r"unknown tokenizer type \['word'\]"),
+                             (b'{"type": "word", "lowercase": "false"}', "lowercase must be true or false, found 'false'")):
         (tmp_path / "w" / "tokenizer.json").write_bytes(content)
         with pytest.raises(ValueError, match=rf"w/tokenizer.json: {problem}"):
             load_tokenizer(str(tmp_path / "w"))

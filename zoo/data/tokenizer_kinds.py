@@ -79,4 +79,6 @@ def load_tokenizer(directory):
         raise ValueError(
             f"{config_path}: unknown tokenizer type {kind!r}, expected one of {tokenizer_types()}"
         )
+    if not isinstance(config.get("lowercase", False), bool):  # "false" would read as true
+        raise ValueError(f"{config_path}: lowercase must be true or false, found {config['lowercase']!r}")
     return _KINDS[kind].from_directory(directory, config)
