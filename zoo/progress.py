@@ -8,7 +8,8 @@
 shows, rewritten in place on stderr, `dev BLEU: 512/1,000 sentences (51%), 120.3/s, 4s left`
 and erases itself when done, so the lines around it read as if it had never been there.
 It is quiet when stderr is not a terminal (a log file or a pipe gets no carriage returns)
-and after `set_quiet(True)`, which the commands call for `--verbosity` below 0 and
+unless enabled explicitly (`zoo-translate --progress 2> log`): then each report is a line
+of its own, and the final one is not written twice. It is also quiet after `set_quiet(True)`, which the commands call for `--verbosity` below 0 and
 `zoo-train` for `--config.verbose=0`.
 
 Standard library only, so that every layer of the zoo (`zoo/data` included) may use it.
@@ -56,6 +57,9 @@ class Progress:
         self.count = 0
         self.start = time.monotonic()
         self._last_write = None
+        self._last_text = None
+        isatty = getattr(self.stream, "isatty", None)
+        self._terminal = bool(isatty and isatty())  # rewrite one line in place; otherwise one line per report
         self._width = 0
         self._closed = False
 
@@ -102,14 +106,21 @@ class Progress:
         if not self.enabled or self._last_write is None:
             return
         if self.keep:
-            self._write(self.line())
-            self.stream.write("\n")
-        else:
+            text = self.line()
+            if self._terminal:
+                self._write(text)
+                self.stream.write("\n")
+            elif text != self._last_text:
+                self._write(text)
+        elif self._terminal:
             self.stream.write("\r" + " " * self._width + "\r")
         self.stream.flush()
 
     def _write(self, text):
-        # Pad with spaces: a shorter line must cover the end of a longer one.
-        self.stream.write("\r" + text.ljust(self._width))
+        if self._terminal:  # padded with spaces: a shorter line must cover the end of a longer one
+            self.stream.write("\r" + text.ljust(self._width))
+        else:
+            self.stream.write(text + "\n")
         self.stream.flush()
+        self._last_text = text
         self._width = max(self._width, len(text))

@@ -82,3 +82,28 @@ def test_slow_units_read_as_seconds_each():
     report.start -= 40.0
     report.count = 2
     assert report.line(now=report.start + 40.0) == "export: 2/6 steps (33%), 20.0s each, 80s left"
+
+
+def test_forced_on_a_file_each_report_is_a_line_and_the_last_is_not_repeated():
+    log = io.StringIO()  # `zoo-translate --progress 2> log`
+    with Progress("zoo-translate", total=4, unit="lines", stream=log, enabled=True, every_seconds=0,
+                  keep=True) as report:
+        report.start -= 10.0
+        report.update(2)
+        report.update(2)
+    lines = log.getvalue().split("\n")
+    assert "\r" not in log.getvalue() and lines[-1] == ""
+    assert [line.split(",")[0] for line in lines[:-1]] == ["zoo-translate: 2/4 lines (50%)",
+                                                           "zoo-translate: 4/4 lines (100%)"]
+
+
+def test_forced_on_a_file_the_final_count_is_written_when_throttled_away():
+    log = io.StringIO()
+    with Progress("x", total=100, stream=log, enabled=True, every_seconds=3600, keep=True) as report:
+        for _ in range(100):
+            report.update(1)
+    assert log.getvalue().count("\n") == 2 and log.getvalue().split("\n")[1].startswith("x: 100/100 (100%)")
+    erased = io.StringIO()
+    with Progress("y", total=2, stream=erased, enabled=True, every_seconds=0) as report:
+        report.update(2)
+    assert erased.getvalue().startswith("y: 2/2 (100%)") and erased.getvalue().count("\n") == 1
