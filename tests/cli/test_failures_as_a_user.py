@@ -102,6 +102,7 @@ def test_zoo_serve_and_zoo_export_refuse_bad_numbers_and_places_they_cannot_writ
 
 def test_zoo_train_refuses_bad_workdirs_bad_values_and_data_filtered_to_nothing(tmp_path):
     (tmp_path / "file").write_text("x")
+    (tmp_path / "del.tsv").write_text("".join(f"mot{i}\t\x7f\n" for i in range(20)))
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "config.json").write_text('{"model": "bahd')  # cut short
     cases = [
@@ -118,7 +119,13 @@ def test_zoo_train_refuses_bad_workdirs_bad_values_and_data_filtered_to_nothing(
          r"zoo-train: error: .*broken/config\.json: invalid JSON \(", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "b"), "--config.eval_beam_width=-1"], r"eval_beam_width=-1", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "c"), *TINY, "--config.drop_long=true",
-                       "--config.max_source_length=2"], r"no training pair is left after dropping", 2, ""),
+                       "--config.max_source_length=2"],
+         r"no training pair of 300 is left after leaving out those longer than max_source_length=2 ", 2, ""),
+        # Targets that normalize to nothing (DEL): no pair has a target token, and drop_long is not the cause.
+        ("zoo-train", ["--recipe", "text", "--train_tsv", str(tmp_path / "del.tsv"), "--workdir", str(tmp_path / "f"),
+                       "--config.shared_vocab=true", "--config.source_tokenizer=word",
+                       "--config.target_tokenizer=word"],
+         r"no training pair of 1\d is left after leaving out those with a side that tokenizes to no token;", 2, ""),
     ]  # fmt: skip
     if CAN_DENY_ROOT:
         cases.append(("zoo-train", ["--workdir", "/sys/zoo_run", *TINY], r"--workdir /sys/zoo_run: cannot write", 2, ""))

@@ -84,9 +84,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
         raise DataError(f"{num_pairs(train_pairs)} training pairs make no full batch of {_batch(config)}; "
                         f"expected more pairs or a smaller {'batch_tokens' if config.batch_tokens else 'batch_size'}")
     if not batches:
-        raise DataError(f"no training pair is left after dropping those longer than max_source_length="
-                        f"{config.max_source_length} or max_target_length={config.max_target_length} tokens "
-                        f"(drop_long=True); expected longer limits or drop_long=False")
+        raise DataError(no_pair_left(config, num_pairs(train_pairs)))
     steps_per_epoch = config.steps_per_epoch or batches
     with strategy.scope():
         model = compile_model(build_model(config, *sizes), config, jit_compile,
@@ -167,6 +165,17 @@ def _data(config, train, batches, static_shapes, batched=None):
         return f"{len(train):,} training pairs{_left_out(config, len(train), batched, static_shapes)} ({batches} {batch})"
     return (f"{train.num_pairs:,} training pairs streamed from {train.path}, not held in memory (~{batches} {batch} "
             f"a pass; vocabulary and counts from a sample of {len(train.sample):,} pairs)")
+
+
+def no_pair_left(config, pairs):
+    """The error when the filters leave none of the `pairs` training pairs."""
+    read = f" of {pairs:,}"
+    if not config.drop_long:
+        return (f"no training pair{read} is left after leaving out those with a side that tokenizes to no token; "
+                "expected pairs with text the tokenizers keep on both sides")
+    return (f"no training pair{read} is left after leaving out those longer than max_source_length="
+            f"{config.max_source_length} or max_target_length={config.max_target_length} tokens (drop_long=True) "
+            "or with a side of no token; expected longer limits or drop_long=False")
 
 
 def _left_out(config, pairs, batched, static_shapes):
