@@ -1,6 +1,8 @@
 """The encoder-decoder presets: teacher forcing agrees with step-by-step decoding."""
 
 import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -87,6 +89,23 @@ def test_keras_save_and_load_give_identical_outputs(name, tmp_path):
         ops.convert_to_numpy(model((SOURCE, TARGET_IN))), ops.convert_to_numpy(loaded((SOURCE, TARGET_IN)))
     )
 
+
+
+def test_a_saved_model_loads_in_a_fresh_process_after_the_documented_imports(tmp_path):
+    """docs/interfaces.md: `import zoo.models` for `load_model(path, compile=False)`, `zoo.training` too compiled."""
+    from zoo.training.loss import TokenCrossEntropy
+    from zoo.training.optimizer import CrossReplicaAdam
+
+    model = tiny("bahdanau")
+    model.compile(optimizer=CrossReplicaAdam(), loss=TokenCrossEntropy())  # as best.keras is saved
+    path = os.path.join(tmp_path, "best.keras")
+    model.save(path)
+    code = (f"import keras, zoo.models\nmodel = keras.models.load_model({path!r}, compile=False)\n"
+            f"import zoo.training\ncompiled = keras.models.load_model({path!r})\n"
+            "print(type(model).__name__, model.compiled, compiled.compiled, type(compiled.loss).__name__)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["BahdanauSeq2Seq", "False", "True", "TokenCrossEntropy"]
 
 def test_gru_cells_and_stacked_layers():
     model = tiny("luong_general", encoder_cell="gru", decoder_cell="gru", encoder_layers=2, decoder_layers=2)
