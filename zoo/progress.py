@@ -27,10 +27,15 @@ def set_quiet(quiet):
     _quiet = bool(quiet)
 
 
+def is_terminal(stream):
+    """True when `stream` is a terminal: a report rewrites one line in place there."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def default_enabled(stream):
     """True when `stream` is a terminal and progress has not been silenced."""
-    isatty = getattr(stream, "isatty", None)
-    return not _quiet and bool(isatty and isatty())
+    return not _quiet and is_terminal(stream)
 
 
 class Progress:
@@ -58,8 +63,7 @@ class Progress:
         self.start = time.monotonic()
         self._last_write = None
         self._last_text = None
-        isatty = getattr(self.stream, "isatty", None)
-        self._terminal = bool(isatty and isatty())  # rewrite one line in place; otherwise one line per report
+        self._terminal = is_terminal(self.stream)  # rewrite one line in place; otherwise one line per report
         self._width = 0
         self._closed = False
 
@@ -99,20 +103,21 @@ class Progress:
             self.update(1)
 
     def close(self):
-        """Shows the final count (with `keep`) or erases the line; idempotent."""
+        """On a terminal, shows the final count (with `keep`) or erases the line; elsewhere the final
+        count ends the output unless it is already the last line. Idempotent."""
         if self._closed:
             return
         self._closed = True
         if not self.enabled or self._last_write is None:
             return
-        if self.keep:
+        if not self._terminal:  # nothing to erase in a file: its last line is the final count, written once
             text = self.line()
-            if self._terminal:
+            if text != self._last_text:
                 self._write(text)
-                self.stream.write("\n")
-            elif text != self._last_text:
-                self._write(text)
-        elif self._terminal:
+        elif self.keep:
+            self._write(self.line())
+            self.stream.write("\n")
+        else:
             self.stream.write("\r" + " " * self._width + "\r")
         self.stream.flush()
 

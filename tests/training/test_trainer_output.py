@@ -15,7 +15,7 @@ TINY = dict(
 
 
 def test_a_step_limit_is_the_bar_total_and_the_vocabulary_shows_progress(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(progress, "default_enabled", lambda stream: True)  # as on a terminal
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: True)  # as on a terminal
     config = load_config("dates_bahdanau")
     config.update(dict(TINY, train_steps=7, verbose=1))  # 600 pairs / 32: 19 steps an epoch
     results = train_and_evaluate(config, str(tmp_path / "run"))
@@ -30,7 +30,7 @@ def test_a_step_limit_is_the_bar_total_and_the_vocabulary_shows_progress(tmp_pat
 
 
 def test_verbose_zero_silences_the_vocabulary_progress(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(progress, "default_enabled", lambda stream: True)
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: True)
     config = load_config("dates_bahdanau")
     pairs = [("3 mars 2021", "2021-03-03"), ("7 mai 1999", "1999-05-07")]
     build_tokenizers(config, pairs, str(tmp_path / "a"), show_progress=False)
