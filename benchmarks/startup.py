@@ -153,7 +153,8 @@ def main(argv):
     if not os.path.isdir(FLAGS.model):  # before the bare imports: a wrong path costs no minute of them
         raise app.UsageError(f"--model={FLAGS.model}: not a directory (an export, a model base path or a workdir)")
     command = shlex.split(FLAGS.zoo_translate) if FLAGS.zoo_translate else [sys.executable, "-m", "recipes.translate"]
-    report = benchmark(command, FLAGS.model, FLAGS.runs, FLAGS.warmup, FLAGS.input)
+    # Absolute: the commands run in the repository root, a relative path is the caller's.
+    report = benchmark(command, os.path.abspath(FLAGS.model), FLAGS.runs, FLAGS.warmup, FLAGS.input)
     text = json.dumps(report, indent=2)
     print(text)
     if FLAGS.output:
