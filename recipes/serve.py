@@ -41,7 +41,8 @@ flags.register_validator("request_timeout_seconds", lambda value: math.isfinite(
 flags.register_validator("model_name", lambda value: bool(value) and not set(value) & set("/:?#% "),
                          '--model_name must be a non-empty name without "/", ":", "?", "#", "%" or spaces '
                          "(it is a path segment of /v1/models/<model_name>)")
-flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests of rank-1 signatures into batches.")
+flags.DEFINE_bool("enable_batching", True, "Merge concurrent requests into batches: every signature whose inputs "
+                  "are one value per example or scalars (all of a zoo export's).")
 flags.DEFINE_integer("max_batch_size", 64, "Most examples in one merged batch.", lower_bound=1)
 flags.DEFINE_integer("num_batch_threads", max(2, os.cpu_count() or 2), "Most batches running at once.", lower_bound=1)
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
