@@ -9,8 +9,9 @@ shows, rewritten in place on stderr, `dev BLEU: 512/1,000 sentences (51%), 120.3
 and erases itself when done, so the lines around it read as if it had never been there.
 It is quiet when stderr is not a terminal (a log file or a pipe gets no carriage returns)
 unless enabled explicitly (`zoo-translate --progress 2> log`): then each report is a line
-of its own, and the final one is not written twice. It is also quiet after `set_quiet(True)`, which the commands call for `--verbosity` below 0 and
-`zoo-train` for `--config.verbose=0`.
+of its own, and the final one is not written twice. It is also quiet after
+`set_quiet(True)`, which the commands call for `--verbosity` below 0 and `zoo-train` for
+`--config.verbose=0`.
 
 Standard library only, so that every layer of the zoo (`zoo/data` included) may use it.
 """

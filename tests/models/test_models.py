@@ -90,7 +90,6 @@ def test_keras_save_and_load_give_identical_outputs(name, tmp_path):
     )
 
 
-
 def test_a_saved_model_loads_in_a_fresh_process_after_the_documented_imports(tmp_path):
     """docs/interfaces.md: `import zoo.models` for `load_model(path, compile=False)`, `zoo.training` too compiled."""
     from zoo.training.loss import TokenCrossEntropy
@@ -106,6 +105,7 @@ def test_a_saved_model_loads_in_a_fresh_process_after_the_documented_imports(tmp
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["BahdanauSeq2Seq", "False", "True", "TokenCrossEntropy"]
+
 
 def test_gru_cells_and_stacked_layers():
     model = tiny("luong_general", encoder_cell="gru", decoder_cell="gru", encoder_layers=2, decoder_layers=2)

@@ -169,13 +169,11 @@ def _data(config, train, batches, static_shapes, batched=None):
 
 def no_pair_left(config, pairs):
     """The error when the filters leave none of the `pairs` training pairs."""
-    read = f" of {pairs:,}"
     if not config.drop_long:
-        return (f"no training pair{read} is left after leaving out those with a side that tokenizes to no token; "
-                "expected pairs with text the tokenizers keep on both sides")
-    return (f"no training pair{read} is left after leaving out those longer than max_source_length="
-            f"{config.max_source_length} or max_target_length={config.max_target_length} tokens (drop_long=True) "
-            "or with a side of no token; expected longer limits or drop_long=False")
+        return (f"no training pair of {pairs:,} is left after leaving out those with a side that tokenizes to no "
+                "token; expected pairs with text the tokenizers keep on both sides")
+    return (f"no training pair of {pairs:,} is left after leaving out those {_too_long(config)} or with a side of "
+            "no token; expected longer limits or drop_long=False")
 
 
 def _left_out(config, pairs, batched, static_shapes):
@@ -184,11 +182,16 @@ def _left_out(config, pairs, batched, static_shapes):
         return ""
     reasons = ["a side with no token"]
     if config.drop_long:
-        reasons.insert(0, f"longer than max_source_length={config.max_source_length} or max_target_length="
-                          f"{config.max_target_length} tokens (drop_long)")
+        reasons.insert(0, _too_long(config))
     if static_shapes:
         reasons.append("a bucket's partial batch (static shapes)")
     return f", {pairs - batched:,} of them left out of the batches ({', or '.join(reasons)})"
+
+
+def _too_long(config):
+    """The `drop_long` filter, as the data line and the errors name it."""
+    return (f"longer than max_source_length={config.max_source_length} or max_target_length="
+            f"{config.max_target_length} tokens (drop_long)")
 
 
 def _batch(config):
