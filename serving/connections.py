@@ -6,7 +6,10 @@ half-way. Each such connection counts against `max_connections`, so a client tha
 and sends nothing (by mistake or on purpose) would lock every other client out with 503s. Here
 a connection gets `HEADER_TIMEOUT_SECONDS` (or the request timeout when that is shorter) to
 complete the headers of each request; after that it is closed, as nginx and TF Serving's HTTP
-server close such connections. The body has its own deadline (`request_timeout_seconds`, 408).
+server close such connections. The deadline ends when the headers are in (left running, it would
+close a keep-alive connection between two requests, the next one perhaps already sent); the body
+has its own deadline (`request_timeout_seconds`, 408), and an idle connection after an answer
+uvicorn's keep-alive timeout.
 """
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -25,7 +28,10 @@ def header_deadline_protocol(seconds):
 
         def data_received(self, data):
             super().data_received(data)
-            self._arm_header_deadline()  # a new request's first bytes, after an answer
+            if self._awaiting_headers():
+                self._arm_header_deadline()  # a new request's first bytes, after an answer
+            else:  # its headers are in: the body and answer have the request timeout, and after
+                self._disarm_header_deadline()  # the answer uvicorn's keep-alive timeout runs
 
         def connection_lost(self, exc):
             self._disarm_header_deadline()

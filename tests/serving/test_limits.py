@@ -4,6 +4,7 @@ keeps answering status checks and other requests meanwhile."""
 import concurrent.futures
 import gzip
 import json
+import re
 import socket
 import threading
 import time
@@ -230,6 +231,34 @@ def test_connections_that_send_no_headers_are_closed_and_free_their_places(fixtu
             assert slow.recv(12) == b"HTTP/1.1 200"
         for connection in silent:
             connection.close()
+
+
+def _answer_status(connection):
+    """Reads one answer from a raw socket (headers and a Content-Length body); its status line's code."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        assert chunk, f"the server closed the connection after {data!r}"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+    while len(body) < length:
+        body += connection.recv(65536)
+    return int(head.split()[1])
+
+
+def test_a_keep_alive_connection_outlives_the_deadline_of_its_first_headers(fixture_base_path):
+    # The deadline armed when the connection opened must end when the headers are in: left running,
+    # it closed the connection between two requests, at times with the next one already sent (the
+    # soak run's clients saw dropped connections).
+    limits = ServingLimits(request_timeout_seconds=1.0)
+    with zoo_serve_in_thread(fixture_base_path, limits=limits, poll_seconds=0) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as connection:
+            for _ in range(2):
+                connection.sendall(b"GET /v1/models/zoo HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert _answer_status(connection) == 200
+                time.sleep(1.5)  # idle past the 1 s deadline, within uvicorn's 5 s keep-alive
 
 
 @pytest.mark.parametrize("version", ["%C2%B2", "%D9%A1"])  # "²" and Arabic-Indic "1": digits to Python, not versions
