@@ -210,7 +210,7 @@ def _load_workdir_fn(path, beam_width, sampling=None, shortlist=None):
         strategy = Sampling(sampling["temperature"], sampling["top_k"], sampling["seed"])
 
         def sample(lines):
-            result = decode(model, translator.encode(lines), strategy, shortlist=shortlist)
+            result = decode(model, translator.encode(lines), strategy, translator.max_target_length, shortlist)
             return target_tokenizer.decode(result.ids[:, 0, :]).numpy().tolist()
 
         return sample, f"{path}: {constants.BEST_MODEL_FILE}, sampling ({_describe_sampling(sampling)}){listed}"
