@@ -159,11 +159,15 @@ class TranslationClient:
 
     def score(self, sources: Sequence[str], targets: Sequence[str]) -> list:
         """Log-probabilities (end token included) of each `targets[i]` given `sources[i]`."""
+        for name, texts in (("sources", sources), ("targets", targets)):
+            if isinstance(texts, str):
+                raise TypeError(f"{name} must be a sequence of str, got a str: {texts!r} (wrap it in a list)")
+        sources, targets = _texts(sources), _texts(targets)
         if len(sources) != len(targets):
             raise ValueError(f"Expected as many targets as sources, got {len(targets)} and {len(sources)}")
         if not sources:
             return []
-        outputs = self.predict("score", {"source": list(sources), "target": list(targets)})
+        outputs = self.predict("score", {"source": sources, "target": targets})
         return list(outputs["log_prob"] if isinstance(outputs, dict) else outputs)
 
     def sample(

@@ -171,3 +171,14 @@ def test_non_finite_parameters_are_sent_as_the_json_literals_servers_read():
 def test_bad_client_arguments_name_what_is_wrong(make, error, words):
     with pytest.raises(error, match=words):
         make()
+
+
+@pytest.mark.parametrize("sources, targets, words", [
+    ("abc", ["x", "y", "z"], "sources must be a sequence of str, got a str"),  # was scored as 3 one-letter sources
+    (["abc"], "xyz", "targets must be a sequence of str, got a str"),
+    ([b"ab"], ["cd"], "got an item of type bytes"),  # was 'Object of type bytes is not JSON serializable'
+])
+def test_score_refuses_a_string_for_its_lists(sources, targets, words):
+    with TranslationClient("http://serving.test", transport=_scripted([200])[0]) as client:
+        with pytest.raises(TypeError, match=words):
+            client.score(sources, targets)
