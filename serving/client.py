@@ -21,6 +21,7 @@ exponential backoff; 4xx answers (our request is wrong) raise `ServingError` at 
 import dataclasses
 import json
 import math
+import numbers
 import time
 from typing import Optional, Sequence, Union
 
@@ -190,8 +191,10 @@ class TranslationClient:
             return []
         inputs = {"source": sources, "temperature": temperature, "top_k": top_k, "seed": seed}
         for name in ("temperature", "top_k", "seed"):
-            if not isinstance(inputs[name], (int, float)):
-                inputs[name] = list(inputs[name])
+            if isinstance(inputs[name], numbers.Number):
+                inputs[name] = _plain(inputs[name])
+            else:
+                inputs[name] = [_plain(value) for value in inputs[name]]
                 if len(inputs[name]) != len(sources):
                     raise ValueError(f"Expected one {name} or one per text ({len(sources)}), got {len(inputs[name])}")
         outputs = self.predict("sample", inputs)
@@ -257,6 +260,11 @@ def _texts(texts) -> list:
     if wrong is not None:
         raise TypeError(f"Expected a str or a sequence of str, got an item of type {type(wrong).__name__}: {wrong!r}")
     return texts
+
+
+def _plain(value):
+    """A NumPy number (np.float32(0.8), an item of np.arange(3)) as the Python one JSON encodes; others as they are."""
+    return value.item() if isinstance(value, numbers.Number) and hasattr(value, "item") else value
 
 
 def _error_message(response: httpx.Response) -> str:

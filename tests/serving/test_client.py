@@ -4,6 +4,7 @@ TF_SERVING_URL is set, see conftest.py), and its retry policy against a scripted
 import json
 
 import httpx
+import numpy as np
 import pytest
 
 import saved_model_fixture as fixture
@@ -127,7 +128,8 @@ def test_unreachable_server_raises_after_the_retries():
             client.status()
 
 
-def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
+def _sampler():
+    """A transport answering every `sample` with one text per source; logs the request bodies."""
     bodies = []
 
     def handler(request):
@@ -135,7 +137,12 @@ def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
         count = len(bodies[-1]["inputs"]["source"])
         return httpx.Response(200, json={"outputs": {"translation": ["t"] * count, "log_prob": [-1.5] * count}})
 
-    with TranslationClient("http://serving.test", transport=httpx.MockTransport(handler)) as client:
+    return httpx.MockTransport(handler), bodies
+
+
+def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
+    transport, bodies = _sampler()
+    with TranslationClient("http://serving.test", transport=transport) as client:
         assert client.sample("x", temperature=0.5, top_k=3, seed=7) == Sample("t", -1.5)
         assert client.sample(["a", "a"], seed=[1, 2]) == [Sample("t", -1.5)] * 2
         assert client.sample([]) == []
@@ -145,6 +152,16 @@ def test_sample_sends_scalars_or_one_value_per_text_and_reads_the_answer():
         {"signature_name": "sample", "inputs": {"source": ["x"], "temperature": 0.5, "top_k": 3, "seed": 7}},
         {"signature_name": "sample", "inputs": {"source": ["a", "a"], "temperature": 1.0, "top_k": 0, "seed": [1, 2]}},
     ]
+
+
+def test_sample_takes_numpy_parameters():
+    """np.float32(0.5) was 'not iterable' and np.arange(2) seeds 'not JSON serializable'."""
+    transport, bodies = _sampler()
+    with TranslationClient("http://serving.test", transport=transport) as client:
+        assert client.sample("x", temperature=np.float32(0.5), top_k=np.int64(3), seed=np.int32(7)) == Sample("t", -1.5)
+        assert client.sample(["a", "a"], temperature=np.array([0.5, 2.0]), seed=np.arange(2)) == [Sample("t", -1.5)] * 2
+    assert bodies[0]["inputs"] == {"source": ["x"], "temperature": 0.5, "top_k": 3, "seed": 7}
+    assert bodies[1]["inputs"] == {"source": ["a", "a"], "temperature": [0.5, 2.0], "top_k": 0, "seed": [0, 1]}
 
 
 def test_non_finite_parameters_are_sent_as_the_json_literals_servers_read():
