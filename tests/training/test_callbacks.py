@@ -144,3 +144,15 @@ def test_a_diverged_loss_stops_the_run_before_anything_saves_it(tmp_path, steps_
         model.fit(poisoned.batch(1).repeat(), epochs=2, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
                   verbose=0)
     assert manager.checkpoints == []  # nothing of the diverged run was saved
+
+
+def test_tensorboard_batch_scalars_of_a_resumed_run_continue_at_the_optimizer_step(tmp_path):
+    from zoo.plot import read_scalars
+    from zoo.training.callbacks import StepTensorBoard
+
+    model, logs = tiny_model(), str(tmp_path / "logs")
+    model.fit(data(), epochs=1, steps_per_epoch=7, callbacks=[StepTensorBoard(logs, update_freq=5, write_graph=False)], verbose=0)
+    time.sleep(1.1)  # one event file per run, named by the second it starts
+    model.fit(data(), epochs=1, steps_per_epoch=7, callbacks=[StepTensorBoard(logs, update_freq=5, write_graph=False)], verbose=0)
+    steps, _ = read_scalars(os.path.join(logs, "train"))["batch_loss"]
+    assert list(steps) == [5, 10]  # the second run's 3rd batch is step 10, not step 5 again

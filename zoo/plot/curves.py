@@ -16,9 +16,10 @@ DEV_SCORES = (("bleu", "BLEU", 1.0), ("chrf", "chrF", 1.0), ("exact_match", "exa
 def read_scalars(log_dir):
     """The scalars of every TensorBoard event file directly in `log_dir`.
 
-    Files are read in the order they were written (one per run). Keras counts batches from
-    0 again in a resumed run, so the steps of a file that starts at or below the previous
-    file's last step are counted from that step.
+    Files are read in the order they were written (one per run). Keras' own TensorBoard callback
+    (zoo-train's too, before it logged at the optimizer step) counts batches from 0 again in a
+    resumed run, so the steps of a file that starts at or below the previous file's last step are
+    counted from that step.
 
     Returns:
       dict tag -> (steps int64 `(N,)`, values float64 `(N,)`), sorted by step; `{}` when the

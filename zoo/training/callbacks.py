@@ -193,6 +193,17 @@ class StepCounter(keras.callbacks.Callback):
         self.step = self._epoch_start + batch + 1  # `batch` is the last step of the execution
 
 
+class StepTensorBoard(keras.callbacks.TensorBoard):
+    """Keras' TensorBoard with its `batch_*` scalars at the optimizer step, as the dev scalars are.
+
+    Keras counts batches from 0 in every `fit`, so a resumed run's training loss went back to step 0.
+    """
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        self._global_train_batch = int(self.model.optimizer.iterations.numpy())
+
+
 LOSS_CHECK_STEPS = 100  # TrainingLimits reads the loss every so many steps (a read waits for the step)
 
 

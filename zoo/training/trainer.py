@@ -93,7 +93,7 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, deadlin
     logs = os.path.join(placement.own_dir, "logs")
     # The bar before the dev evaluation: its line is finished when the evaluation reports.
     bar = [StepsProgbar(steps_per_epoch, config.train_steps)] if config.verbose and placement.chief else []
-    callbacks = [limits, *bar, dev_eval, keras.callbacks.TensorBoard(logs, update_freq=50)]
+    callbacks = [limits, *bar, dev_eval, zoo_callbacks.StepTensorBoard(logs, update_freq=50)]
     if config.checkpoint_every_steps:
         callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
 
