@@ -55,6 +55,14 @@ def test_curves_plot_the_recorded_loss_and_dev_scores(tmp_path):
     assert figure.get_suptitle() == "run"
 
 
+def test_the_loss_axis_says_what_the_run_s_loss_is_over(tmp_path):
+    workdir = workdir_with_logs(str(tmp_path))
+    assert curves_figure(workdir).axes[0].get_ylabel() == "cross-entropy per token"  # no config.json
+    with open(os.path.join(workdir, "config.json"), "w") as f:
+        f.write('{"loss_normalization": "sentences"}')  # the text recipe's
+    assert curves_figure(workdir).axes[0].get_ylabel() == "cross-entropy per sentence"
+
+
 def test_curves_of_a_run_without_records_say_so(tmp_path):
     os.makedirs(tmp_path / "empty" / "logs")
     figure = curves_figure(str(tmp_path / "empty"))

@@ -7,6 +7,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from zoo.constants import read_json_object
+
 # What zoo-train records (docs/interfaces.md): Keras writes batch_* every 50 steps under
 # logs/train, the dev evaluation writes its scores at the optimizer step under logs/dev.
 TRAIN_LOSS = "batch_loss"
@@ -71,7 +73,7 @@ def curves_figure(workdir, title=None):
         loss_axes.plot(steps, values, marker=".", label="training loss")
     else:
         _say_empty(loss_axes, "no training loss yet (recorded every 50 steps)")
-    loss_axes.set(xlabel="step", ylabel="cross-entropy per token", title="training loss")
+    loss_axes.set(xlabel="step", ylabel=f"cross-entropy per {_loss_unit(workdir)}", title="training loss")
     for tag, label, scale in DEV_SCORES:
         if tag in dev:
             steps, values = dev[tag]
@@ -85,6 +87,15 @@ def curves_figure(workdir, title=None):
         axes.grid(alpha=0.3)
     figure.suptitle(title or os.path.basename(os.path.normpath(workdir)), parse_math=False)
     return figure
+
+
+def _loss_unit(workdir):
+    """What the run's loss is over: "sentence" with `loss_normalization="sentences"` (the text recipe's), else "token"."""
+    try:
+        config = read_json_object(os.path.join(workdir, "config.json"))
+    except (OSError, ValueError):  # no config.json (logs alone), or a damaged one
+        config = {}
+    return "sentence" if config.get("loss_normalization") == "sentences" else "token"
 
 
 def _say_empty(axes, message):
