@@ -60,15 +60,24 @@ def main(argv):
         logging.debug("zoo-train failed", exc_info=True)
         raise cli.CommandError(str(error)) from None
     except (OSError, tf.errors.PermissionDeniedError, tf.errors.ResourceExhaustedError) as error:
-        # A workdir that became unwritable (a read-only subdirectory, a full disk) while the run writes.
         logging.debug("zoo-train failed", exc_info=True)
-        message = getattr(error, "message", None) or str(error)
-        message = re.sub(r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]$", "", message)  # TensorFlow's op names
-        raise cli.CommandError(f"cannot write in --workdir {FLAGS.workdir}: {message}", status=1) from None
+        raise run_failure(error, FLAGS.workdir) from None
     if results.get("export_error"):
         best = os.path.join(FLAGS.workdir, "best.keras")
         raise cli.CommandError(f"export failed: {results['export_error']}; the trained model is in {best}: "
                                f"zoo-export --workdir {FLAGS.workdir} exports it", status=1)
+
+
+def run_failure(error, workdir):
+    """The `CommandError` of an error raised while the run trains and writes: a device out of memory,
+    or a workdir that became unwritable (a read-only subdirectory, a full disk)."""
+    message = getattr(error, "message", None) or str(error)
+    oom = re.search(r"OOM when allocating[^\n]*", message)
+    if oom:  # TensorFlow's ResourceExhaustedError is also a full device memory, not only a full disk
+        return cli.CommandError(f"out of memory: {oom.group(0)}; expected a smaller batch_size or batch_tokens, "
+                                "max_source_length and max_target_length, or model sizes", status=1)
+    message = re.sub(r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]$", "", message)  # TensorFlow's op names
+    return cli.CommandError(f"cannot write in --workdir {workdir}: {message}", status=1)
 
 
 def run(argv=None):

@@ -123,3 +123,24 @@ def test_zoo_train_answers_a_typo_a_wrong_type_and_a_flagfile_recipe_as_a_user_s
         assert len(lines) == 1 and re.search(cases[argv], lines[0]), (argv, err[-2000:])
         assert "Traceback" not in err and not out.strip(), (argv, err[-2000:])
     assert not os.path.exists(tmp_path / "w") and not os.path.exists(tmp_path / "run" / "checkpoints")
+
+
+def test_a_device_out_of_memory_is_not_called_an_unwritable_workdir():
+    # TensorFlow raises ResourceExhaustedError for a full device memory as for a full disk.
+    script = (
+        "from recipes.train import run_failure\n"
+        "class ResourceExhausted(Exception):\n"
+        "    message = ('Graph execution error:\\n\\nDetected at node x defined at (most recent call last):\\n'\n"
+        "               'OOM when allocating tensor with shape[64,80,8000] and type float on GPU:0\\n'\n"
+        "               '\\t [[{{node x}}]]\\nHint: If you want to see a list of allocated tensors ...')\n"
+        "print(run_failure(ResourceExhausted(), 'runs/a'))\n"
+        "print(run_failure(OSError(28, 'No space left on device'), 'runs/a'))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, text=True, capture_output=True,
+                         check=True).stdout.splitlines()
+    assert out == [
+        "out of memory: OOM when allocating tensor with shape[64,80,8000] and type float on GPU:0; expected a "
+        "smaller batch_size or batch_tokens, max_source_length and max_target_length, or model sizes",
+        "cannot write in --workdir runs/a: [Errno 28] No space left on device",
+    ]
