@@ -109,3 +109,12 @@ def test_batch_tokens_batches_hold_about_n_target_tokens(tmp_path):
     real = [int(tf.math.count_nonzero(target_out)) for _, target_out in batches]
     buckets = len(default_bucket_boundaries(40, 40)) + 1
     assert sum(count < 0.7 * 256 for count in real) <= buckets, real
+
+
+def test_a_sentencepiece_size_too_small_for_the_corpus_names_its_side(tmp_path):
+    letters = "".join(chr(code) for code in range(0x410, 0x410 + 120))  # 120 characters on the target side
+    pairs = [("a b c", letters[i:] + letters[:i]) for i in range(50)]
+    config, _ = text_config(tmp_path, source_vocab_size=300, target_vocab_size=300)
+    with pytest.raises(ValueError, match=r"^target vocabulary \(target_vocab_size=300\): vocab_size=300 is too "
+                                         r"small for this corpus: .* need 381 pieces"):
+        build_tokenizers(config, pairs, str(tmp_path / "vocab"), show_progress=False)

@@ -83,13 +83,18 @@ def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=
     if kind not in data.tokenizer_types():
         raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
     label, unit = ("shared vocabulary", "sentence pairs") if shared else (f"{side} vocabulary", "sentences")
-    with Progress(label, total=len(train_pairs), unit=unit, enabled=show_progress) as report:
-        pairs = report.wrap(train_pairs)
-        if shared:
-            tokenizer = data.build_tokenizer_pair(kind, pairs, shared=True, **tokenizer_options(config, side))[0]
-        else:
-            column = SIDES.index(side)
-            tokenizer = data.build_tokenizer(kind, (pair[column] for pair in pairs), **tokenizer_options(config, side))
+    field = "source_vocab_size and target_vocab_size" if shared else f"{side}_vocab_size"
+    try:
+        with Progress(label, total=len(train_pairs), unit=unit, enabled=show_progress) as report:
+            pairs = report.wrap(train_pairs)
+            if shared:
+                tokenizer = data.build_tokenizer_pair(kind, pairs, shared=True, **tokenizer_options(config, side))[0]
+            else:
+                column = SIDES.index(side)
+                tokenizer = data.build_tokenizer(kind, (pair[column] for pair in pairs),
+                                                 **tokenizer_options(config, side))
+    except ValueError as error:  # e.g. a sentencepiece size too small for the corpus' characters: which side's
+        raise ValueError(f"{label} ({field}={config[f'{side}_vocab_size']}): {error}") from None
     _save(tokenizer, path)
     return tokenizer
 
