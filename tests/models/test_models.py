@@ -238,3 +238,14 @@ def test_a_model_called_on_bad_ids_names_them(source, target, error, words):
     with pytest.raises(error, match=words):
         model((np.array(source), np.array(target)))
     assert model((np.array([[4, 5, 6]]), np.array([[2, 4]]))).shape == (1, 2, 6)
+
+
+@pytest.mark.parametrize("predict", [False, True])
+def test_a_model_given_source_ids_alone_asks_for_the_pair(predict):
+    # model(source_ids) and model.predict(source_ids) unpacked the batch's rows as the pair (or failed in the
+    # graph: "Iterating over a symbolic tf.Tensor is not allowed"; JAX: "'NoneType' object is not callable").
+    model = zoo.models.build("luong_general", 10, 6, embedding_dim=8, encoder_units=8, decoder_units=16)
+    source = np.array([[4, 5, 6], [7, 8, 0]], "int32")
+    words = r"inputs must be \(source_ids, target_in_ids\).*received one tensor of shape \(2, 3\)"
+    with pytest.raises(ValueError, match=words if not predict else r"inputs must be \(source_ids, target_in_ids\)"):
+        model.predict(source, verbose=0) if predict else model(source)

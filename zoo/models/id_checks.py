@@ -42,7 +42,14 @@ def _check(ids, name, vocab_size):
 
 def checked_inputs(model, inputs):
     """`inputs` `(source_ids, target_in_ids, *rest)` as they are, after checking concrete ids against the
-    model's vocabularies and each other's batch size."""
+    model's vocabularies and each other's batch size. Anything but a pair or a triple (a tensor of source ids
+    alone, traced or not) is a ValueError: a tensor's rows would be unpacked as the pair."""
+    if not isinstance(inputs, (tuple, list)) or len(inputs) not in (2, 3):
+        received = (f"one tensor of shape {tuple(inputs.shape)}" if hasattr(inputs, "shape")
+                    else f"a {type(inputs).__name__} of {len(inputs)}" if isinstance(inputs, (tuple, list))
+                    else f"a {type(inputs).__name__}")
+        raise ValueError(f"inputs must be (source_ids, target_in_ids), int32 (B, S) and (B, T), received {received}; "
+                         f"to translate source ids, use zoo.decoding.decode(model, source_ids, strategy).")
     source_ids, target_in_ids, *rest = inputs
     if _concrete(source_ids) and _concrete(target_in_ids):
         _check(source_ids, "source_ids", model.source_vocab_size)
