@@ -240,6 +240,18 @@ def test_a_model_called_on_bad_ids_names_them(source, target, error, words):
     assert model((np.array([[4, 5, 6]]), np.array([[2, 4]]))).shape == (1, 2, 6)
 
 
+@pytest.mark.parametrize("source, target, words", [
+    (np.zeros((2, 0), "int32"), [[2, 4], [2, 5]], r"source_ids must have at least one position per sentence, "
+                                                  r"received shape \(2, 0\)"),
+    ([[4, 5, 6]], np.zeros((1, 0), "int32"), r"target_in_ids must have at least one position per sentence"),
+])
+def test_a_model_called_on_empty_sentences_names_them(source, target, words):
+    # The encoder's and the decoder's loops read a first step: backends failed inside them (StridedSlice, IndexError).
+    model = zoo.models.build("luong_general", 10, 6, embedding_dim=8, encoder_units=8, decoder_units=16)
+    with pytest.raises(ValueError, match=words):
+        model((np.array(source), np.array(target)))
+
+
 @pytest.mark.parametrize("predict", [False, True])
 def test_a_model_given_source_ids_alone_asks_for_the_pair(predict):
     # model(source_ids) and model.predict(source_ids) unpacked the batch's rows as the pair (or failed in the

@@ -34,6 +34,8 @@ def _check(ids, name, vocab_size):
     shape = tuple(ids.shape)
     if len(shape) != 2:
         raise ValueError(f"{name} must have shape (batch, length), received shape {shape}.")
+    if shape[1] == 0:  # the encoder's and the decoder's loops read a first step (TensorFlow's fail there)
+        raise ValueError(f"{name} must have at least one position per sentence, received shape {shape}.")
     values = np.asarray(ops.convert_to_numpy(ids))
     bad = values[(values < 0) | (values >= vocab_size)]
     if bad.size:
