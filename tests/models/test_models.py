@@ -113,6 +113,16 @@ def test_gru_cells_and_stacked_layers():
     assert ops.convert_to_numpy(model((SOURCE, TARGET_IN))).shape == (3, 4, 15)
 
 
+def test_stacked_decoder_cells_are_built_before_the_time_loop():
+    # The cells above the first were built inside the loop, at the first call: under JAX their weights were
+    # tracers of build()'s scan, and every later call failed with an UnexpectedTracerError.
+    model = zoo.models.LuongSeq2Seq(20, 15, decoder_layers=3, **TINY)
+    model.encode(SOURCE)
+    assert [cell.built for cell in model.cells] == [True, True, True]
+    model = tiny("luong_general", decoder_layers=2)
+    assert ops.convert_to_numpy(model((SOURCE, TARGET_IN))).shape == (3, 4, 15)
+
+
 def test_one_fit_step_lowers_the_loss():
     model = tiny("luong_general")
     model.compile(

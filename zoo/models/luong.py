@@ -109,6 +109,9 @@ class LuongSeq2Seq(Seq2Seq):
         state = []
         for cell, bridge in zip(self.cells, self.bridges):
             state.extend(cell.initial_state(bridge(final)))
+        for cell in self.cells:  # before the time loop: JAX cannot create weights inside its scan
+            if not cell.built:
+                cell.build()
         if self.input_feeding:
             state.append(ops.zeros((ops.shape(outputs)[0], self.decoder_units), dtype=outputs.dtype))
         return memory, tuple(state)
