@@ -54,7 +54,7 @@ class AdditiveAttention(BaseAttention):
         )
 
     def precompute(self, value):
-        self._check_built("precompute")
+        self._check_precompute(value)
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, units)
 
     def score(self, query, keys):

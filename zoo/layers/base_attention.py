@@ -122,6 +122,15 @@ class BaseAttention(keras.layers.Layer):
                 f"before `{method}`; it was called on an unbuilt layer."
             )
 
+    def _check_precompute(self, value):
+        """`precompute`'s checks: a built layer, and a value `(B, Tv, Dv)` of the size it was built for (the
+        backend's matmul would fail with its own words, or a value `(B, Dv)` give keys of the wrong rank)."""
+        self._check_built("precompute")
+        shape, dim = tuple(value.shape), self._built_dims[1]
+        if len(shape) != 3 or shape[-1] not in (None, dim):
+            raise ValueError(f"{self.name}: value must have shape (B, Tv, {dim}) (the layer was built for value "
+                             f"(..., {dim})), received shape {shape}.")
+
     def _check_mask(self, mask, value):
         dtype = keras.backend.standardize_dtype(mask.dtype)
         if dtype != "bool" and not ("int" in dtype or "float" in dtype):

@@ -67,7 +67,7 @@ class ConcatAttention(BaseAttention):
         )
 
     def precompute(self, value):
-        self._check_built("precompute")
+        self._check_precompute(value)
         return ops.matmul(self._cast(value), self._cast(self.kernel[: self._value_dim]))  # (B, Tv, units)
 
     def score(self, query, keys):

@@ -43,7 +43,7 @@ class GeneralAttention(BaseAttention):
         )
 
     def precompute(self, value):
-        self._check_built("precompute")
+        self._check_precompute(value)
         return ops.matmul(self._cast(value), self._cast(self.kernel))  # (B, Tv, Dq)
 
     dot_product_score = True

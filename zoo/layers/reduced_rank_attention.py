@@ -59,7 +59,7 @@ class ReducedRankAttention(BaseAttention):
         )
 
     def precompute(self, value):
-        self._check_built("precompute")
+        self._check_precompute(value)
         return ops.matmul(self._cast(value), self._cast(self.value_kernel))  # (B, Tv, rank)
 
     dot_product_score = True
