@@ -30,7 +30,7 @@ class AdditiveAttention(BaseAttention):
     Example:
     >>> layer = zoo.layers.AdditiveAttention(units=32)
     >>> context, weights = layer(np.ones((2, 16)), np.ones((2, 5, 8)))
-    >>> context.shape, weights.shape
+    >>> tuple(context.shape), tuple(weights.shape)
     ((2, 8), (2, 5))
 
     Reference: Bahdanau, Cho, Bengio, "Neural Machine Translation by Jointly

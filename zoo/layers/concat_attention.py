@@ -45,7 +45,7 @@ class ConcatAttention(BaseAttention):
     Example:
     >>> layer = zoo.layers.ConcatAttention(units=32)
     >>> context, weights = layer(np.ones((2, 16)), np.ones((2, 5, 8)))
-    >>> context.shape, weights.shape
+    >>> tuple(context.shape), tuple(weights.shape)
     ((2, 8), (2, 5))
 
     Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based

@@ -25,7 +25,7 @@ class DotAttention(BaseAttention):
     Example:
     >>> layer = zoo.layers.DotAttention()
     >>> context, weights = layer(np.ones((2, 8)), np.ones((2, 5, 8)))
-    >>> context.shape, weights.shape
+    >>> tuple(context.shape), tuple(weights.shape)
     ((2, 8), (2, 5))
 
     Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based

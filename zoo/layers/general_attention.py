@@ -26,7 +26,7 @@ class GeneralAttention(BaseAttention):
     Example:
     >>> layer = zoo.layers.GeneralAttention()
     >>> context, weights = layer(np.ones((2, 4, 16)), np.ones((2, 5, 8)))
-    >>> context.shape, weights.shape
+    >>> tuple(context.shape), tuple(weights.shape)
     ((2, 4, 8), (2, 4, 5))
 
     Reference: Luong, Pham, Manning, "Effective Approaches to Attention-based

@@ -32,7 +32,7 @@ class ReducedRankAttention(BaseAttention):
     Example:
     >>> layer = zoo.layers.ReducedRankAttention(rank=4)
     >>> context, weights = layer(np.ones((2, 16)), np.ones((2, 5, 8)))
-    >>> context.shape, weights.shape
+    >>> tuple(context.shape), tuple(weights.shape)
     ((2, 8), (2, 5))
 
     Reference: the low-rank bilinear attention of the "Attention" lecture of
