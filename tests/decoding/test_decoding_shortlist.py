@@ -40,8 +40,12 @@ def test_learned_rows_and_always_allowed_ids_of_a_hand_made_corpus(tmp_path):
     np.savez(tmp_path / "other.npz", rows=table.rows)
     with pytest.raises(ValueError, match="other.npz: not a shortlist table"):
         ShortlistTable.load(tmp_path / "other.npz")
-    with pytest.raises(ValueError, match="expected k >= 1 and frequent >= 0, received k=0"):
+    with pytest.raises(ValueError, match="expected integers k >= 1 and frequent >= 0, received k=0"):
         learn_shortlist(PAIRS, 8, 10, k=0, frequent=1)
+    for k, frequent in ((1.5, 1), (2, 0.5), (True, 1)):
+        with pytest.raises(ValueError, match=f"received k={k!r}, frequent={frequent!r}"):
+            learn_shortlist(PAIRS, 8, 10, k=k, frequent=frequent)
+    assert learn_shortlist(PAIRS, 8, 10, k=np.int64(2), frequent=np.int32(1)).settings() == {"k": 2, "frequent": 1}
 
 
 def test_the_batch_scores_the_union_and_masks_each_sentence_to_its_own_ids():

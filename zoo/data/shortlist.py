@@ -16,6 +16,7 @@ table in `vocab/shortlist.npz` (`zoo.constants.SHORTLIST_FILE`).
 """
 
 import dataclasses
+import numbers
 
 import numpy as np
 
@@ -93,8 +94,10 @@ def learn_shortlist(pairs, source_vocab_size, target_vocab_size, k, frequent):
     Returns:
       A `ShortlistTable`. Ties go to the lower target id, in `always` and in each row.
     """
-    if k < 1 or frequent < 0:
-        raise ValueError(f"learn_shortlist: expected k >= 1 and frequent >= 0, received k={k}, frequent={frequent}")
+    integers = all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in (k, frequent))
+    if not integers or k < 1 or frequent < 0:  # k=1.5 failed in numpy's np.full with no name
+        raise ValueError(f"learn_shortlist: expected integers k >= 1 and frequent >= 0, received k={k!r}, "
+                         f"frequent={frequent!r}")
     keys, counts, token_counts = _cooccurrences(pairs, target_vocab_size)
     by_frequency = np.lexsort((np.arange(target_vocab_size), -token_counts))
     regular = by_frequency[by_frequency >= FIRST_REGULAR_ID][:frequent]
