@@ -21,7 +21,8 @@ from recipes import load_config  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("train_steps", 600, "training steps per preset", lower_bound=1)
-flags.DEFINE_integer("long", 20, "sources of at least this many characters count as long")
+flags.DEFINE_integer("long", 20, "sources of at least this many characters count as long (every source "
+                     "has one, so >= 2 leaves some short)", lower_bound=2)
 flags.DEFINE_list("presets", None, "presets to run (default: all)")
 flags.DEFINE_string("workdir", None, "where the runs go (default: a temporary directory)")
 
@@ -55,8 +56,10 @@ def main(argv):
         by_length = {}
         for name, keep in (("short", lambda s: len(s) < FLAGS.long), ("long", lambda s: len(s) >= FLAGS.long)):
             rows = [(h, t) for h, (s, t) in zip(hypotheses, dev) if keep(s)]
-            scores = metrics.score([h for h, _ in rows], [t for _, t in rows], bleu_tokenize="char")
-            by_length[name] = dict(sentences=len(rows), exact_match=scores.exact_match, bleu=scores.bleu)
+            by_length[name] = dict(sentences=0, exact_match=None, bleu=None)  # an empty bucket: nothing to score
+            if rows:
+                scores = metrics.score([h for h, _ in rows], [t for _, t in rows], bleu_tokenize="char")
+                by_length[name] = dict(sentences=len(rows), exact_match=scores.exact_match, bleu=scores.bleu)
         print(json.dumps(dict(preset=preset, train_steps=results["train_steps"], params=results["params"],
                               train_seconds=results["train_seconds"], dev_bleu=results["bleu"],
                               dev_exact_match=results["exact_match"], **by_length)), flush=True)

@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
     ("dates_presets.py", ["--presets=bahdanau,nosuch"], "--presets: unknown preset(s) ['nosuch']"),
     ("dates_presets.py", ["--train_steps=0"], "flag --train_steps=0: 0 is not"),
+    ("dates_presets.py", ["--long=1"], "flag --long=1: 1 is not integer >= 2"),  # no short source
     ("attention.py", ["--batch=0"], "argument --batch: expected an integer >= 1, got '0'"),
     ("attention.py", ["--dtype_policy=float64"], "argument --dtype_policy: invalid choice: 'float64'"),
     ("serve.py", ["--concurrency=4,0"], "--concurrency=4,0: expected integers >= 1"),
