@@ -79,7 +79,7 @@ import threading
 import time
 
 from absl import app, flags
-from flag_checks import positive_integers
+from flag_checks import model_files, positive_integers
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -99,7 +99,8 @@ flags.DEFINE_integer("source_length", 25, "source tokens per sentence of the ran
 flags.DEFINE_integer("max_length", 30, "target tokens decoded per sentence of the random model", lower_bound=1)
 flags.DEFINE_list("batch_sizes", ["1", "64"], "batch sizes")
 flags.DEFINE_list("beam_widths", ["1", "5", "10"], "beam widths")
-flags.DEFINE_list("modes", ["eager", "graph", "xla"], "eager, graph (tf.function) and/or xla")
+MODES = ("eager", "graph", "xla")
+flags.DEFINE_list("modes", list(MODES), "eager, graph (tf.function) and/or xla")
 flags.DEFINE_float("length_penalty", DEFAULT_LENGTH_PENALTY, "alpha of the beam search")
 flags.DEFINE_list("stopping", ["exact"], "beam search stopping rules timed: exact and/or approximate "
                   "(rows beamK and beamK_approximate)")
@@ -426,6 +427,10 @@ def main(argv):
     unknown = set(FLAGS.stopping) - set(BEAM_STOPPING)
     if unknown:
         raise app.UsageError(f"--stopping: unknown rule(s) {sorted(unknown)}; expected exact and/or approximate")
+    unknown = set(FLAGS.modes) - set(MODES)  # any other name would be timed as graph, under its own label
+    if unknown:
+        raise app.UsageError(f"--modes: unknown mode(s) {sorted(unknown)}; expected eager, graph and/or xla")
+    model_files(FLAGS.workdir, FLAGS.tsv)
     if FLAGS.profile and FLAGS.profile_dir:  # made now: a path that cannot be made fails before the timed runs
         os.makedirs(FLAGS.profile_dir, exist_ok=True)
     import numpy as np

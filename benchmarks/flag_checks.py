@@ -17,6 +17,14 @@ def positive_integers(name, values, example="1,64"):
     return [int(value) for value in values]
 
 
+def model_files(workdir, tsv):
+    """A usage error naming `--workdir` or `--tsv` unless each one given is there (a folder, a file)."""
+    if workdir and not os.path.isdir(workdir):
+        raise app.UsageError(f"--workdir={workdir}: not a directory (a zoo-train workdir)")
+    if tsv and not os.path.isfile(tsv):
+        raise app.UsageError(f"--tsv={tsv}: no such file")
+
+
 def corpus_files(data_dir, names):
     """A usage error naming `--data_dir` unless it holds every file in `names` (e.g. train.tsv)."""
     missing = [name for name in names if not os.path.isfile(os.path.join(data_dir, name))]

@@ -28,7 +28,7 @@ import sys
 import time
 
 from absl import app, flags
-from flag_checks import positive_integers
+from flag_checks import model_files, positive_integers
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -115,6 +115,7 @@ def main(argv):
     del argv
     counts = positive_integers("sentences", FLAGS.sentences, example="4,16,43,64")
     widths = positive_integers("hypotheses", FLAGS.hypotheses, example="1,5")
+    model_files(FLAGS.workdir, FLAGS.tsv)
     model, sources, setting = load_sources(max(counts))
     points = [(count, width) for width in widths for count in counts]
     loops = {point: step_loop(model, sources[:point[0]], point[1], FLAGS.steps) for point in points}

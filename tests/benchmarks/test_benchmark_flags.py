@@ -16,6 +16,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     ("decode.py", ["--stopping=exact,nosuch"], "--stopping: unknown rule(s) ['nosuch']"),
     ("decode.py", ["--repeats=0"], "flag --repeats=0: 0 is not a positive integer"),  # no repeat to time
     ("decode.py", ["--sentences=-1"], "flag --sentences=-1: -1 is not a non-negative integer"),
+    ("decode.py", ["--modes=graph,XLA"], "--modes: unknown mode(s) ['XLA']; expected eager, graph and/or xla"),
+    ("decode.py", ["--workdir=no/such/dir", "--tsv=x.tsv"], "--workdir=no/such/dir: not a directory"),
+    ("decode.py", ["--workdir=.", "--tsv=no/such.tsv"], "--tsv=no/such.tsv: no such file"),
+    ("step_rows.py", ["--workdir=no/such/dir", "--tsv=x.tsv"], "--workdir=no/such/dir: not a directory"),
     ("quality.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv there"),
     ("quality.py", ["--data_dir=no/such/dir", "--notest"], "--data_dir=no/such/dir: no train.tsv, dev.tsv there"),
     ("long_sentences.py", ["--data_dir=no/such/dir"], "--data_dir=no/such/dir: no train.tsv, dev.tsv, test.tsv"),
