@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from absl import app, flags
-from flag_checks import corpus_files
+from flag_checks import corpus_files, positive_integers
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -133,6 +133,12 @@ def prepare(root):
 
 def main(argv):
     corpus_files(FLAGS.data_dir, ["train.tsv", "dev.tsv", "test.tsv"])
+    positive_integers("max_words", FLAGS.max_words, example="30,50")
+    import zoo.models
+
+    unknown = [preset for preset in FLAGS.presets if preset not in zoo.models.presets()]
+    if unknown:
+        raise app.UsageError(f"--presets: unknown preset(s) {unknown}; expected some of {zoo.models.presets()}")
     root = FLAGS.workdir or tempfile.mkdtemp(prefix="long_sentences_")
     paths, test, sizes = prepare(os.path.join(root, "data"))
     bounds = buckets(FLAGS.bucket_width, FLAGS.last_bucket)

@@ -66,3 +66,22 @@ def test_long_sentences_benchmark_on_a_tiny_corpus(tmp_path):
     with open(tmp_path / "results" / "long.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "RNNsearch-12: test BLEU" in done.stdout
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--presets=bahdanau,nosuch", "--presets: unknown preset(s) ['nosuch']; expected some of"),
+    ("--max_words=30,0", "--max_words=30,0: expected integers >= 1, e.g. 30,50"),
+    ("--max_words=thirty", "--max_words=thirty: expected integers >= 1"),
+])
+def test_a_bad_preset_or_length_is_named_before_any_work(flag, message, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train.tsv", "dev.tsv", "test.tsv"):
+        write_tsv(str(data / name), sentences(5, 4, seed=0))
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", "long_sentences.py"), f"--data_dir={data}",
+               f"--workdir={tmp_path / 'work'}", flag]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                              env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert finished.returncode != 0 and "Traceback" not in finished.stderr
+    assert message in finished.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "work").exists()
