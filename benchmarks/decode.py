@@ -356,22 +356,26 @@ def add_ratios(results):
             full = same(row, shortlist="none")
             row["speedup_vs_full"] = round(row["sentences_per_second"] / full["sentences_per_second"], 2)
             row["cpu_speedup_vs_full"] = round(full["cpu_seconds_per_sentence"] / row["cpu_seconds_per_sentence"], 2)
+    # The summary's beam 5 rows: batch 64, full vocabulary (the shortlists' and other batch sizes' rows
+    # share their keys, and overwrote the ratios of profiles and FLOPs before they were left out here).
+    summarized = [r for r in results if r["search"].startswith("beam5") and r["batch_size"] == 64
+                  and r["shortlist"] == "none"]
     summary = {
         f"{r['search']}_over_greedy_batch64_{r['mode']}": {
             "wall": r["cost_vs_greedy"], "wall_paired_median": median(r["paired_costs_vs_greedy"]),
             "cpu": r["cpu_cost_vs_greedy"], "sentences_per_second": r["sentences_per_second"]}
-        for r in results if r["search"].startswith("beam5") and r["batch_size"] == 64 and r["shortlist"] == "none"
+        for r in summarized
     }
-    for r in results:  # with --profile: how much of beam 5's cost its matrix products alone account for
+    for r in summarized:  # with --profile: how much of beam 5's cost its matrix products alone account for
         key = f"{r['search']}_over_greedy_batch64_{r['mode']}"
-        if key in summary and "profile" in r:
+        if "profile" in r:
             greedy = same(r, search="greedy")["profile"]
             summary[key]["products"] = round(r["profile"]["product_core_ms_per_batch"]
                                              / greedy["product_core_ms_per_batch"], 2)
             summary[key]["ops"] = round(r["profile"]["op_core_ms_per_batch"] / greedy["op_core_ms_per_batch"], 2)
-    for r in results:  # with --flops: beam 5's products' FLOPs over greedy's, and its cost were they at the peak
+    for r in summarized:  # with --flops: beam 5's products' FLOPs over greedy's, and its cost were they at the peak
         key = f"{r['search']}_over_greedy_batch64_{r['mode']}"
-        if key in summary and "matmul" in r:
+        if "matmul" in r:
             greedy = same(r, search="greedy")
             summary[key]["matmul_gflop"] = round(r["matmul"]["gflop"] / greedy["matmul"]["gflop"], 2)
             summary[key]["cost_at_peak"] = round(r["matmul"]["seconds_at_peak"] / r["sentences"]

@@ -107,3 +107,19 @@ def test_eager_rows_decode_their_own_count_of_sentences():
     assert finished.returncode == 0, finished.stderr[-3000:]
     counts = {(row["mode"], row["search"]): row["sentences"] for row in json.loads(finished.stdout)["results"]}
     assert counts == {("eager", "greedy"): 12, ("eager", "beam2"): 12, ("graph", "greedy"): 8, ("graph", "beam2"): 8}
+
+
+def test_the_summary_ratios_are_those_of_the_full_vocabulary_rows():
+    # A shortlist's beam 5 row shares its summary key with the full vocabulary's; its FLOPs and profile
+    # ratios overwrote the full vocabulary's (4.04 = 1422.3 / 352.2 for 1647.8 / 392.9 = 4.19).
+    script = """import sys; sys.path.insert(0, 'benchmarks'); import decode
+def row(search, shortlist, seconds, gflop, at_peak, products):
+    return {"mode": "graph", "batch_size": 64, "search": search, "shortlist": shortlist, "sentences": 1000,
+            "seconds": seconds, "sentences_per_second": 1000 / seconds, "cpu_seconds_per_sentence": seconds / 500,
+            "repeat_seconds": [seconds], "matmul": {"gflop": gflop, "seconds_at_peak": at_peak},
+            "profile": {"product_core_ms_per_batch": products, "op_core_ms_per_batch": 2 * products}}
+rows = [row("greedy", "none", 3.0493, 392.9363, 1.1687, 10.0), row("greedy", "k20", 3.0142, 352.2191, 1.0476, 9.0),
+        row("beam5", "none", 9.2275, 1647.7645, 4.9011, 40.0), row("beam5", "k20", 8.1386, 1422.2733, 4.2304, 30.0)]
+summary = decode.add_ratios(rows)["beam5_over_greedy_batch64_graph"]
+print(summary["matmul_gflop"], summary["cost_at_peak"], summary["products"], summary["ops"], summary["wall"])"""
+    assert first_line_of(script) == "4.19 1.61 4.0 4.0 3.03"
