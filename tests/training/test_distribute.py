@@ -99,3 +99,17 @@ def test_accelerators_compile_and_tpus_run_many_steps_per_call(device, kind, jit
     assert distribute.resolve_jit_compile("auto", strategy) is jit
     assert distribute.resolve_steps_per_execution(0, strategy, steps_per_epoch=500) == steps
     assert distribute.resolve_steps_per_execution(0, strategy, steps_per_epoch=30) == min(steps, 30)
+
+
+def test_several_steps_per_call_are_refused_on_replicas_that_keras_fit_fails_on():
+    # Keras' fit under MirroredStrategy with steps_per_execution > 1 fails with "You must feed a value for
+    # placeholder tensor" (keras-team/keras#19246): on several GPUs, CPU replicas and workers.
+    gpus = types.SimpleNamespace(num_replicas_in_sync=2,
+                                 extended=types.SimpleNamespace(worker_devices=("/device:GPU:0", "/device:GPU:1")))
+    with pytest.raises(ValueError, match=r"steps_per_execution=4 with 2 replicas of strategy 'one_device'.*"
+                                         r"expected steps_per_execution=0 or 1"):
+        distribute.resolve_steps_per_execution(4, gpus)
+    assert distribute.resolve_steps_per_execution(0, gpus) == 1
+    assert distribute.resolve_steps_per_execution(4, gpus, steps_per_epoch=1) == 1
+    assert distribute.resolve_steps_per_execution(4, distribute.resolve_strategy("one_device")) == 4
+

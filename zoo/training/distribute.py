@@ -259,12 +259,18 @@ def is_split_cpu(strategy):
 
 
 def resolve_steps_per_execution(value, strategy, steps_per_epoch=None):
-    """`--config.steps_per_execution`: 0 means 100 on TPUs (within an epoch), 1 elsewhere."""
+    """`--config.steps_per_execution`: 0 means 100 on TPUs (within an epoch), 1 elsewhere; more than 1
+    is refused on several GPUs, CPU replicas or workers, where Keras' fit fails on it."""
     if value < 0:
         raise ValueError(f"steps_per_execution must be >= 0, got {value}")
     if value == 0:
         value = 100 if accelerator(strategy) == "tpu" else 1
-    return max(1, min(value, steps_per_epoch or value))
+    value = max(1, min(value, steps_per_epoch or value))
+    if value > 1 and accelerator(strategy) != "tpu" and strategy.num_replicas_in_sync > 1:
+        raise ValueError(f"steps_per_execution={value} with {strategy.num_replicas_in_sync} replicas of strategy "
+                         f"{strategy_name(strategy)!r}: Keras' fit fails on several steps per call under it "
+                         "(keras-team/keras#19246); expected steps_per_execution=0 or 1, or strategy=one_device")
+    return value
 
 
 def shard_by_data(dataset):
