@@ -113,3 +113,9 @@ def test_several_steps_per_call_are_refused_on_replicas_that_keras_fit_fails_on(
     assert distribute.resolve_steps_per_execution(4, gpus, steps_per_epoch=1) == 1
     assert distribute.resolve_steps_per_execution(4, distribute.resolve_strategy("one_device")) == 4
 
+
+def test_a_tpu_strategy_without_a_tpu_names_it(monkeypatch):
+    monkeypatch.delenv("TPU_NAME", raising=False)
+    with pytest.raises(ValueError, match=r"strategy 'tpu' found no TPU 'local' \(TPUs not found.*"
+                                         r"expected a TPU machine"):
+        distribute.resolve_strategy("tpu")

@@ -105,8 +105,8 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
         replicas on the CPU (`split_cpu`); 0 or 1: the CPU is one device.
 
     Raises:
-      ValueError: an unknown name, `multi_worker` without a `TF_CONFIG` cluster, or
-        `cpu_replicas` >= 2 with a strategy other than `auto` or `mirrored`.
+      ValueError: an unknown name, `multi_worker` without a `TF_CONFIG` cluster, `tpu` without
+        a TPU, or `cpu_replicas` >= 2 with a strategy other than `auto` or `mirrored`.
     """
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; expected one of {list(STRATEGIES)}")
@@ -128,9 +128,19 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
                              '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
                              '"task": {"type": "worker", "index": 0}}; received none')
         return tf.distribute.MultiWorkerMirroredStrategy()
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or os.environ.get("TPU_NAME") or "local")
-    tf.config.experimental_connect_to_cluster(resolver)
-    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return _tpu_strategy(tpu or os.environ.get("TPU_NAME") or "local")
+
+
+def _tpu_strategy(tpu):
+    """TPUStrategy on `tpu` ("local", a name or a `grpc://` address); ValueError naming it where none is found."""
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+    except (tf.errors.NotFoundError, OSError, ValueError) as error:  # no TPU here; a name GCE cannot resolve
+        reason = str(error).splitlines()[0].split(". ")[0][:200]  # TensorFlow's first sentence
+        raise ValueError(f"strategy 'tpu' found no TPU {tpu!r} ({reason}); expected a TPU machine (a Cloud TPU VM, "
+                         "Colab's TPU runtime), --config.tpu=NAME of a TPU node, or strategy=auto") from None
     return tf.distribute.TPUStrategy(resolver)
 
 
