@@ -3,6 +3,7 @@
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import recipes
@@ -36,3 +37,10 @@ def test_mixed_float16_trains_with_loss_scaling_and_serves_float32(tmp_path):
     assert beam["attention"].dtype == tf.float32 and np.all(np.isfinite(beam["attention"].numpy()))
     scored = loaded.signatures["score"](source=tf.constant(SOURCES), target=tf.constant(["2003-03-12", "1999-06-05"]))
     assert scored["log_prob"].dtype == tf.float32 and np.all(scored["log_prob"].numpy() < 0)
+
+    # Loss scaling keeps other optimizer variables: a resume in float32 is refused by name, not TensorFlow's
+    # "expected dtype float does not equal original dtype int64" from inside the restore.
+    config.update(precision="float32", train_steps=8)
+    with pytest.raises(ValueError, match=r"trained with mixed_float16's loss scaling, this run is without it "
+                                         r"\(float32, precision='float32'\)"):
+        recipes.train_and_export(config, workdir, print_fn=lambda line: None)

@@ -94,6 +94,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(placement.own_dir, "checkpoints"),
                                          max_to_keep=config.checkpoints_to_keep)
     if latest:
+        _check_loss_scaling(latest, model, config.precision)
         checkpoint.restore(latest).assert_existing_objects_matched()
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s){_cpu_split(strategy)}, "
@@ -147,6 +148,18 @@ def readable_checkpoint(directory, log, repair=False):
     if paths:
         raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
     return None
+
+
+def _check_loss_scaling(path, model, precision):
+    """ValueError where the checkpoint at `path` and this run differ in `mixed_float16`'s loss scaling, whose
+    optimizer holds other variables (the restore would fail inside TensorFlow)."""
+    saved = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+    scaled = any(name.startswith("optimizer/inner_optimizer/") for name in saved)
+    if scaled != isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer):
+        trained, now = ("with", "without") if scaled else ("without", "with")
+        raise ValueError(f"checkpoint {path} was trained {trained} mixed_float16's loss scaling, this run is "
+                         f"{now} it ({model.dtype_policy.name}, precision={precision!r}); expected a precision "
+                         f"that {'resolves to' if scaled else 'is not'} mixed_float16 to resume, or a new --workdir")
 
 
 def _cpu_split(strategy):
