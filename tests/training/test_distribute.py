@@ -119,3 +119,13 @@ def test_a_tpu_strategy_without_a_tpu_names_it(monkeypatch):
     with pytest.raises(ValueError, match=r"strategy 'tpu' found no TPU 'local' \(TPUs not found.*"
                                          r"expected a TPU machine"):
         distribute.resolve_strategy("tpu")
+
+
+def test_more_cpu_replicas_than_a_batch_has_sentences_are_refused_before_the_split():
+    tf.constant(1.0) + 1.0  # so that a split tried here could not happen (cpu_replicas=10**9 filled the memory)
+    with pytest.raises(ValueError, match=r"cpu_replicas=33 \(expected at most batch_size=32: each replica takes"):
+        distribute.split_cpu_as_configured({"cpu_replicas": 33, "strategy": "mirrored", "batch_size": 32})
+    with pytest.raises(ValueError, match=r"cpu_replicas=10000 \(expected at most batch_tokens=4000"):
+        distribute.split_cpu_as_configured({"cpu_replicas": 10**4, "batch_size": 1, "batch_tokens": 4000})
+    # Not split under one_device: validation refuses cpu_replicas there, naming the strategy.
+    distribute.split_cpu_as_configured({"cpu_replicas": 33, "strategy": "one_device", "batch_size": 32})

@@ -82,9 +82,14 @@ def split_cpu(replicas):
 def split_cpu_as_configured(config):
     """`split_cpu` when `config` trains replicas of the CPU (`cpu_replicas` >= 2, strategy `auto` or
     `mirrored`, no GPU); a no-op otherwise, and for values validation refuses. Call it before
-    anything runs TensorFlow: validating a config already builds layers."""
+    anything runs TensorFlow: validating a config already builds layers. ValueError for more replicas
+    than a batch's sentences (`batch_size`, or `batch_tokens` when set) could ever give work."""
     replicas, name = config.get("cpu_replicas", 0), config.get("strategy", "auto")
     if isinstance(replicas, int) and name in CPU_REPLICA_STRATEGIES:
+        field = "batch_tokens" if config.get("batch_tokens") else "batch_size"
+        if isinstance(config.get(field), int) and replicas > config[field] >= 1:  # 10**9 replicas fill the memory
+            raise ValueError(f"cpu_replicas={replicas} (expected at most {field}={config[field]}: each replica "
+                             "takes a share of a batch's sentences)")
         _split_for(auto_strategy(cpu_replicas=replicas) if name == "auto" else name, replicas)
 
 
