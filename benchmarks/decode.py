@@ -32,7 +32,9 @@ decodes until its longest sentence is done.
 
 With `--bleu` every row (but eager ones) also holds the sacreBLEU and chrF of its best
 translations of the timed sentences against `--tsv`'s references (`--sentences 0`: all of
-them), so that each setting's speed and its translation quality come from the same run.
+them), so that each setting's speed and its translation quality come from the same run; BLEU
+uses the workdir's sacreBLEU tokenizer (its `bleu_tokenize`, as `zoo-eval` does; the report's
+`bleu_tokenize`).
 
 With `--profile` each graph or xla row's batches run once more, untimed, under TensorFlow's
 profiler: its `profile` gives the ops' time per batch in core-milliseconds (a core busy for
@@ -190,8 +192,9 @@ def load_model(batch_sizes):
         if FLAGS.bleu:
             if any(len(row) < 2 for row in rows):
                 raise app.UsageError(f"--bleu: {FLAGS.tsv} has lines without a reference (second column)")
+            setting["bleu_tokenize"] = config.get("bleu_tokenize") or "13a"  # as zoo-eval scores this workdir
             scorer = lambda order, results: bleu_of(target_tokenizer, results,  # noqa: E731
-                                                    [rows[i][1] for i in order])
+                                                    [rows[i][1] for i in order], setting["bleu_tokenize"])
         return model, sources, max_length, setting, scorer
     base = zoo.models.build(FLAGS.preset, FLAGS.vocab_size, FLAGS.vocab_size, dropout=0.0)
     model = EndlessModel(base, EOS_ID)
@@ -207,16 +210,15 @@ def load_model(batch_sizes):
     return model, sources, FLAGS.max_length, setting, None
 
 
-def bleu_of(target_tokenizer, results, references):
-    """sacreBLEU and chrF of the best hypotheses of `results` (the batches, in order) against the
-    first references."""
-    import sacrebleu
+def bleu_of(target_tokenizer, results, references, bleu_tokenize="13a"):
+    """sacreBLEU (with the tokenizer `bleu_tokenize`) and chrF of the best hypotheses of `results`
+    (the batches, in order) against the first references."""
+    from zoo import metrics
 
     hypotheses = [line.decode("utf-8") for result in results
                   for line in target_tokenizer.decode(result.ids[:, 0, :]).numpy().tolist()]
-    references = references[:len(hypotheses)]
-    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2)}
+    scores = metrics.score(hypotheses, references[:len(hypotheses)], bleu_tokenize=bleu_tokenize)
+    return {"bleu": round(scores.bleu, 2), "chrf": round(scores.chrf, 2)}
 
 
 def shortlist_tables():
