@@ -18,6 +18,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import math
 
 import numpy as np
 
@@ -26,7 +27,6 @@ from serving.json_text import describe, loads, quoted, quoted_list
 
 DEFAULT_SIGNATURE = "serving_default"
 MAX_RANK = 32  # nesting allowed for an input of unknown rank (TensorFlow allows 254; ours have 1)
-_LARGEST_FLOAT = 1.7976931348623157e308  # larger integers do not convert to a float at all
 ROW = "row"
 COLUMNAR = "columnar"
 
@@ -191,7 +191,9 @@ def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
         if bad:
             raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
     elif numpy_dtype.kind == "f":
-        bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > _LARGEST_FLOAT]
+        # A finite number past the dtype's largest (most become infinity): refused as by TF Serving; NaN, Infinity pass
+        largest = float(np.finfo(numpy_dtype).max)
+        bad = [leaf for leaf in leaves if abs(leaf) > largest and (isinstance(leaf, int) or math.isfinite(leaf))]
         if bad:
             raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
     return np.array(leaves, dtype=numpy_dtype).reshape(shape)
