@@ -122,6 +122,8 @@ class TranslationClient:
         """
         single = isinstance(texts, str)
         sources = [texts] if single else _texts(texts)
+        n_best = _number("n_best", n_best, numbers.Integral)
+        beam_width = None if beam_width is None else _number("beam_width", beam_width, numbers.Integral)
         if n_best < 1:
             raise ValueError(f"n_best must be >= 1, got {n_best}")
         if signature is None:
@@ -138,7 +140,7 @@ class TranslationClient:
                     "source": sources,
                     "beam_width": int(beam_width),
                     "num_hypotheses": int(n_best),
-                    "length_penalty": float(length_penalty),
+                    "length_penalty": float(_number("length_penalty", length_penalty)),
                 },
             )
             results = [
@@ -193,6 +195,8 @@ class TranslationClient:
         for name in ("temperature", "top_k", "seed"):
             if isinstance(inputs[name], numbers.Number):
                 inputs[name] = _plain(inputs[name])
+            elif isinstance(inputs[name], (str, bytes)) or not hasattr(inputs[name], "__iter__"):
+                raise TypeError(f"{name} must be a number or a list of one number per text, got {inputs[name]!r}")
             else:
                 inputs[name] = [_plain(value) for value in inputs[name]]
                 if len(inputs[name]) != len(sources):
@@ -265,6 +269,13 @@ def _texts(texts) -> list:
 def _plain(value):
     """A NumPy number (np.float32(0.8), an item of np.arange(3)) as the Python one JSON encodes; others as they are."""
     return value.item() if isinstance(value, numbers.Number) and hasattr(value, "item") else value
+
+
+def _number(name: str, value, kind=numbers.Real):
+    """`value`, a `kind` number (NumPy's too), as the Python one; a bool, str or None is a TypeError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be {'an integer' if kind is numbers.Integral else 'a number'}, got {value!r}")
+    return _plain(value)
 
 
 def _error_message(response: httpx.Response) -> str:

@@ -184,6 +184,14 @@ def test_non_finite_parameters_are_sent_as_the_json_literals_servers_read():
     (lambda: TranslationClient("http://x", timeout=float("nan")), ValueError, "a finite timeout > 0"),
     (lambda: TranslationClient("http://x").translate(b"abc"), TypeError, "got bytes: decode them first"),
     (lambda: TranslationClient("http://x").sample(["a", 3]), TypeError, "got an item of type int"),
+    # These failed in Python's words, naming no argument ("'NoneType' object is not iterable", "'<' not supported
+    # between instances of 'str' and 'int'"), took a str as a list of its characters or cut 2.5 to a beam of 2.
+    (lambda: TranslationClient("http://x").sample(["a"], seed=None), TypeError, "seed must be a number or a list"),
+    (lambda: TranslationClient("http://x").sample(["a"] * 3, temperature="hot"), TypeError, "temperature must be"),
+    (lambda: TranslationClient("http://x").translate(["a"], beam_width="5"), TypeError, "beam_width must be an int"),
+    (lambda: TranslationClient("http://x").translate(["a"], beam_width=2.5), TypeError, "beam_width must be an int"),
+    (lambda: TranslationClient("http://x").translate(["a"], n_best=None), TypeError, "n_best must be an integer"),
+    (lambda: TranslationClient("http://x").translate("a", n_best=2, length_penalty="x"), TypeError, "length_penalty"),
 ])
 def test_bad_client_arguments_name_what_is_wrong(make, error, words):
     with pytest.raises(error, match=words):
