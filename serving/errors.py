@@ -26,7 +26,14 @@ class NotFoundError(ServingError):
 
 
 class MethodNotAllowedError(ServingError):
+    """A route asked with the wrong method; `allow` is the method it takes, sent as the `Allow` header (RFC 9110
+    requires one on a 405 answer)."""
+
     status_code = 405
+
+    def __init__(self, message: str, allow: str):
+        super().__init__(message)
+        self.allow = allow
 
 
 class RequestTimeoutError(ServingError):

@@ -51,10 +51,12 @@ _MODEL_PATH = re.compile(
 )
 
 
-def json_response(content, status_code: int = 200, close: bool = False) -> Response:
+def json_response(content, status_code: int = 200, close: bool = False, headers=None) -> Response:
     # TF Serving writes UTF-8 text and NaN/Infinity as is; starlette's JSONResponse refuses NaN.
-    headers = {"connection": "close"} if close else None  # uvicorn then stops reading an unread body
-    return Response(dumps(content), status_code=status_code, media_type="application/json", headers=headers)
+    headers = dict(headers or {})
+    if close:
+        headers["connection"] = "close"  # uvicorn then stops reading an unread body
+    return Response(dumps(content), status_code=status_code, media_type="application/json", headers=headers or None)
 
 
 def create_app(
@@ -79,7 +81,9 @@ def create_app(
         try:
             return await requests.handle(request)
         except ServingError as error:
-            return json_response({"error": error.message}, error.status_code, error.close_connection)
+            allow = getattr(error, "allow", None)
+            return json_response({"error": error.message}, error.status_code, error.close_connection,
+                                 {"allow": allow} if allow else None)
         except ClientDisconnect:  # Nobody reads this answer; it only ends the exchange.
             return json_response({"error": "The client disconnected before sending the whole request"}, 400)
         except Exception:  # Last resort: answer, log, keep serving.
@@ -165,7 +169,9 @@ class ModelRequests:
             version = int(version_text)
         if action in (None, "/", "/metadata"):
             if request.method != "GET":
-                raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use GET")
+                raise MethodNotAllowedError(
+                    f"Method {request.method} not allowed for {request.url.path}; use GET", allow="GET"
+                )
             if action == "/metadata":
                 return json_response(_metadata(self.registry, name, version))
             return json_response(_status(self.registry, name, version))
@@ -174,7 +180,9 @@ class ModelRequests:
                 f"Malformed request: {request.method} {request.url.path[:200]}; zoo-serve supports only :predict"
             )
         if request.method != "POST":
-            raise MethodNotAllowedError(f"Method {request.method} not allowed for {request.url.path}; use POST")
+            raise MethodNotAllowedError(
+                f"Method {request.method} not allowed for {request.url.path}; use POST", allow="POST"
+            )
         return await self._predict(request, name, version)
 
     async def _predict(self, request: Request, name: str, version) -> Response:

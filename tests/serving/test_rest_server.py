@@ -269,6 +269,15 @@ def test_unknown_model_is_404(rest_server, client, path, method):
     _assert_still_serving(client, rest_server)
 
 
+@pytest.mark.parametrize("method,suffix,allow", [("GET", ":predict", "POST"), ("POST", "", "GET"),
+                                                 ("DELETE", "/metadata", "GET")])
+def test_405_names_the_allowed_method(zoo_serve_server, client, method, suffix, allow):
+    """RFC 9110 (15.5.6): a 405 answer carries an Allow header with the methods the route takes."""
+    response = _send(client, method, zoo_serve_server.model_url + suffix, None)
+    assert response.status_code == 405 and response.headers.get("allow") == allow, response.headers
+    _assert_still_serving(client, zoo_serve_server)
+
+
 def test_unknown_path_is_404(zoo_serve_server, client):
     response = client.get(f"{zoo_serve_server.url}/v2/whatever")
     _assert_error(response, 404, "/v2/whatever", True)
