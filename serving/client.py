@@ -152,6 +152,9 @@ class TranslationClient:
         else:
             if n_best != 1:
                 raise ValueError(f"Signature {signature!r} gives one hypothesis; got n_best={n_best}")
+            if beam_width is not None:
+                raise ValueError(f"Signature {signature!r} takes no beam_width; got beam_width={beam_width} "
+                                 "(use signature='beam_search', or leave signature out)")
             outputs = self.predict(signature, {"source": sources})
             results = [
                 Translation((Hypothesis(t, s),)) for t, s in zip(outputs["translation"], outputs["score"])

@@ -192,6 +192,11 @@ def test_non_finite_parameters_are_sent_as_the_json_literals_servers_read():
     (lambda: TranslationClient("http://x").translate(["a"], beam_width=2.5), TypeError, "beam_width must be an int"),
     (lambda: TranslationClient("http://x").translate(["a"], n_best=None), TypeError, "n_best must be an integer"),
     (lambda: TranslationClient("http://x").translate("a", n_best=2, length_penalty="x"), TypeError, "length_penalty"),
+    # Was sent to the signature without its beam_width, which was silently dropped.
+    (lambda: TranslationClient("http://x").translate("a", beam_width=5, signature="serving_default"), ValueError,
+     "'serving_default' takes no beam_width; got beam_width=5"),
+    (lambda: TranslationClient("http://x").translate("a", beam_width=5, signature="greedy"), ValueError,
+     "'greedy' takes no beam_width"),
 ])
 def test_bad_client_arguments_name_what_is_wrong(make, error, words):
     with pytest.raises(error, match=words):
