@@ -118,3 +118,16 @@ def test_a_sentencepiece_size_too_small_for_the_corpus_names_its_side(tmp_path):
     with pytest.raises(ValueError, match=r"^target vocabulary \(target_vocab_size=300\): vocab_size=300 is too "
                                          r"small for this corpus: .* need 381 pieces"):
         build_tokenizers(config, pairs, str(tmp_path / "vocab"), show_progress=False)
+
+
+def test_a_target_vocabulary_that_fails_leaves_no_source_vocabulary_behind(tmp_path):
+    config, splits = text_config(tmp_path, source_tokenizer="word", target_tokenizer="sentencepiece",
+                                 spm_byte_fallback=False, target_vocab_size=8)
+    vocab_dir = str(tmp_path / "vocab")
+    with pytest.raises(ValueError, match=r"target vocabulary \(target_vocab_size=8\): vocab_size=8 is too small"):
+        build_tokenizers(config, splits["train"], vocab_dir, show_progress=False)
+    assert not os.path.exists(vocab_dir)  # nothing a rerun would refuse or reuse
+    config.target_vocab_size = 40  # the corrected rerun builds both sides
+    source, target = build_tokenizers(config, splits["train"], vocab_dir, show_progress=False)
+    assert isinstance(source, WordTokenizer) and isinstance(target, SentencePieceTokenizer)
+    assert sorted(os.listdir(vocab_dir)) == ["source", "target"]

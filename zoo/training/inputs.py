@@ -47,7 +47,8 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
 
     `train_pairs`: a list of pairs, or the `TsvScan` of a streamed file, whose sample they are built on.
 
-    Each side's tokenizer lives in `vocab_dir/source` and `vocab_dir/target`. With
+    Each side's tokenizer lives in `vocab_dir/source` and `vocab_dir/target`; both are built
+    before either is saved, so that a side that cannot be built leaves no vocabulary behind. With
     `config.shared_vocab`, one tokenizer is built on the texts of both sides and saved in
     both directories, so that every reader of the per-side layout finds it; a rerun loads it
     once and uses it for both sides again.
@@ -63,8 +64,14 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     if isinstance(train_pairs, TsvScan):
         train_pairs = train_pairs.sample
     if not config.shared_vocab:
-        return tuple(_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES)
-    tokenizer = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
+        built = [_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES]
+        for (tokenizer, unsaved), side in zip(built, SIDES):
+            if unsaved:
+                _save(tokenizer, os.path.join(vocab_dir, side))
+        return tuple(tokenizer for tokenizer, _ in built)
+    tokenizer, unsaved = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
+    if unsaved:
+        _save(tokenizer, os.path.join(vocab_dir, "source"))
     target_path = os.path.join(vocab_dir, "target")
     if not os.path.isfile(os.path.join(target_path, CONFIG_FILE)):  # also after a kill between the two saves
         _save(tokenizer, target_path)
@@ -72,14 +79,15 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
 
 
 def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=False):
-    """`side`'s tokenizer from `vocab_dir/side`, else built on the training pairs (both sides if `shared`) and saved."""
+    """`(tokenizer, unsaved)`: `side`'s tokenizer from `vocab_dir/side`, else built on the training pairs (both
+    sides if `shared`), which the caller saves (`unsaved` True)."""
     path, kind = os.path.join(vocab_dir, side), config[f"{side}_tokenizer"]
     if os.path.isfile(os.path.join(path, CONFIG_FILE)):  # written last by `save`
         tokenizer = data.load_tokenizer(path)
         if tokenizer.kind != kind:
             raise ValueError(f"{path} holds a {tokenizer.kind} tokenizer, not the {kind} of {side}_tokenizer; "
                              "expected the config it was trained with, or a new --workdir")
-        return tokenizer
+        return tokenizer, False
     if kind not in data.tokenizer_types():
         raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
     label, unit = ("shared vocabulary", "sentence pairs") if shared else (f"{side} vocabulary", "sentences")
@@ -95,8 +103,7 @@ def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=
                                                  **tokenizer_options(config, side))
     except ValueError as error:  # e.g. a sentencepiece size too small for the corpus' characters: which side's
         raise ValueError(f"{label} ({field}={config[f'{side}_vocab_size']}): {error}") from None
-    _save(tokenizer, path)
-    return tokenizer
+    return tokenizer, True
 
 
 def _save(tokenizer, path):
