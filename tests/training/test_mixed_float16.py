@@ -40,7 +40,21 @@ def test_mixed_float16_trains_with_loss_scaling_and_serves_float32(tmp_path):
 
     # Loss scaling keeps other optimizer variables: a resume in float32 is refused by name, not TensorFlow's
     # "expected dtype float does not equal original dtype int64" from inside the restore.
+    before = workdir_files(workdir)
     config.update(precision="float32", train_steps=8)
     with pytest.raises(ValueError, match=r"trained with mixed_float16's loss scaling, this run is without it "
                                          r"\(float32, precision='float32'\)"):
         recipes.train_and_export(config, workdir, print_fn=lambda line: None)
+    assert workdir_files(workdir) == before  # config.json too: a refused run leaves the workdir as it was
+
+
+def workdir_files(workdir):
+    """Every file of `workdir` (the logs aside) and its bytes."""
+    files = {}
+    for root, _, names in os.walk(workdir):
+        for name in names:
+            path = os.path.join(root, name)
+            if os.sep + "logs" + os.sep not in path:
+                with open(path, "rb") as f:
+                    files[os.path.relpath(path, workdir)] = f.read()
+    return files

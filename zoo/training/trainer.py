@@ -33,7 +33,7 @@ from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training'
 from zoo.training.placement import fit, place, prepare
 from zoo.training.progress_bar import StepsProgbar
 from zoo.training.validation import validate_config
-from zoo.training.workdir import check_config
+from zoo.training.workdir import check_config, write_config
 
 # -- the workdir ----------------------------------------------------------------------------
 
@@ -210,6 +210,8 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
             log(f"  shortlist: k={table.k} target tokens per source token and {table.frequent} frequent ones, "
                 f"learned from the training pairs into {VOCAB_DIR}/{SHORTLIST_FILE}")
     run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
+    if placement.chief:  # past every check: a refused run leaves the workdir's config.json as it was
+        write_config(config, workdir)
     model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())
     log(f"  {len(splits['dev']):,} dev pairs")
