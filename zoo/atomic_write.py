@@ -6,7 +6,8 @@
 writes a hidden temporary file next to the target (`.results.json.<pid>.<random>.tmp`),
 flushes and fsyncs it, renames it over the target (atomic on one file system) and fsyncs
 the directory, so that after a kill, or a power cut once the call has returned, `path`
-holds either its old content or the new one. A kill before the rename leaves the
+holds either its old content or the new one. It gets the mode `open` (a directory: `os.mkdir`)
+would give it, 0666 (0777) less the umask, not `tempfile`'s private one. A kill before the rename leaves the
 temporary file behind, which no reader ever opens; `remove_stale_temporaries` deletes
 such leftovers when the next run starts.
 
@@ -22,6 +23,22 @@ import tempfile
 
 # `.<name>.<pid>.<random>.tmp`, also with an extension after it (Keras saves only `*.keras`).
 _TEMPORARY = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp(\.\w+)?$")
+
+
+def _process_umask():
+    """The process' umask (read once: setting it to read it is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()
+
+
+def _as_open_would(path, mode):
+    """Gives the file or directory `path` (a `tempfile` one, 0600 or 0700) the mode that `open` or `os.mkdir`
+    would: `mode` (0o666 or 0o777) less the umask, so that the files a run writes read as any other file."""
+    os.chmod(path, mode & ~_UMASK)
 
 
 def _fsync_directory(directory):
@@ -55,6 +72,7 @@ def atomic_write(path, mode="w", encoding="utf-8", newline=None):
     directory, name = os.path.split(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=directory)
     try:
+        _as_open_would(temporary, 0o666)
         text = "b" not in mode
         with os.fdopen(fd, mode, encoding=encoding if text else None, newline=newline if text else None) as f:
             yield f
@@ -84,6 +102,7 @@ def atomic_directory(path, replace=True):
     os.makedirs(parent, exist_ok=True)
     temporary = tempfile.mkdtemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=parent)
     try:
+        _as_open_would(temporary, 0o777)
         yield temporary
         for root, _, files in os.walk(temporary):
             for file in files:
@@ -103,6 +122,7 @@ def temporary_path(path, suffix=""):
     directory, name = os.path.split(os.path.abspath(os.fspath(path)))
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp" + suffix, dir=directory)
     os.close(fd)
+    _as_open_would(temporary, 0o666)
     return temporary
 
 

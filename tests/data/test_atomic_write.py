@@ -114,3 +114,26 @@ def test_write_tsv_is_atomic(tmp_path):
     with pytest.raises(DataError):
         write_tsv(str(path), [("c", "d"), ("bad\tsource", "e")])  # refused half way through
     assert path.read_text() == "a\tb\n" and os.listdir(tmp_path) == ["train.tsv"]
+
+
+# Writes a file, a directory and a temporary_path in argv[1] under umask 027, and prints their modes.
+MODES = """
+import json, os, sys
+os.umask(0o027)
+from zoo.atomic_write import atomic_directory, temporary_path, write_json
+directory = sys.argv[1]
+write_json(os.path.join(directory, "config.json"), {})
+with atomic_directory(os.path.join(directory, "export", "1")) as temporary:
+    open(os.path.join(temporary, "saved_model.pb"), "w").close()
+modes = {name: os.stat(os.path.join(directory, name)).st_mode & 0o777
+         for name in ("config.json", os.path.join("export", "1"), temporary_path(os.path.join(directory, "best.keras")))}
+print(json.dumps(modes))
+"""
+
+
+def test_written_files_and_directories_get_the_umask_modes_not_tempfile_private_ones(tmp_path):
+    # tempfile's own modes (0600, 0700) left exports and config.json unreadable to a server or group.
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", MODES, str(tmp_path)], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert sorted(json.loads(out).values()) == [0o640, 0o640, 0o750]
