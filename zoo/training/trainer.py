@@ -33,7 +33,7 @@ from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training'
 from zoo.training.placement import fit, place, prepare
 from zoo.training.progress_bar import StepsProgbar
 from zoo.training.validation import validate_config
-from zoo.training.workdir import check_config, write_config
+from zoo.training.workdir import check_config, hold_workdir, write_config
 
 # -- the workdir ----------------------------------------------------------------------------
 
@@ -200,6 +200,12 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     validate_config(config)
     placement = place(config, workdir)
     splits = load_data(config)
+    with hold_workdir(workdir, placement.chief):  # a second run on the workdir is refused while this one runs
+        return _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start, deadline)
+
+
+def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start, deadline):
+    """`train_and_evaluate` once the data is read, holding the workdir (the chief)."""
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
     tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, VOCAB_DIR),

@@ -1,6 +1,12 @@
-"""The workdir of a training run: `config.json` checked for resume."""
+"""The workdir of a training run: `config.json` checked for resume, and held by one run at a time."""
 
+import contextlib
 import os
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks here, runs are not kept apart
+    fcntl = None
 
 import zoo.models
 from zoo.atomic_write import remove_stale_temporaries, write_json
@@ -48,3 +54,30 @@ def write_config(config, workdir):
     """Writes `config` as `workdir/config.json`: what the run trains with, and what a resume is checked against."""
     write_json(os.path.join(workdir, "config.json"), config.to_dict(), sort_keys=True)
 
+
+
+@contextlib.contextmanager
+def hold_workdir(workdir, write=True):
+    """Creates `workdir` and holds it (with `write`) until the block ends: while it does, another run on it
+    (another shell's zoo-train, a second notebook) is refused instead of mixing its checkpoints, best model and
+    export with this one's. An advisory lock on the directory itself (`flock`), released however the process ends.
+
+    Raises:
+      ValueError: another run holds `workdir`.
+    """
+    if not write or fcntl is None:
+        yield
+        return
+    os.makedirs(workdir, exist_ok=True)
+    fd = os.open(workdir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"workdir {workdir} is in use by another run that trains in it; expected that run "
+                             "to end first, or another --workdir") from None
+        except OSError:  # a file system without locks (some network ones): runs are not kept apart there
+            pass
+        yield
+    finally:
+        os.close(fd)
