@@ -42,7 +42,7 @@ def tokenizer_options(config, side):
     return dict(options, min_count=config.vocab_min_count)
 
 
-def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
+def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None, save=True):
     """Loads the tokenizers saved in `vocab_dir`, or builds them from the training pairs and saves them.
 
     `train_pairs`: a list of pairs, or the `TsvScan` of a streamed file, whose sample they are built on.
@@ -54,6 +54,7 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     once and uses it for both sides again.
 
     `show_progress`: None reports the sentences read on a terminal (`zoo.progress`), False never.
+    `save`: False leaves the saving to `save_tokenizers` (a run saves them once its checks have passed).
 
     Returns:
       `(source_tokenizer, target_tokenizer)`: the same object twice with `shared_vocab`.
@@ -63,31 +64,34 @@ def build_tokenizers(config, train_pairs, vocab_dir, show_progress=None):
     """
     if isinstance(train_pairs, TsvScan):
         train_pairs = train_pairs.sample
-    if not config.shared_vocab:
-        built = [_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES]
-        for (tokenizer, unsaved), side in zip(built, SIDES):
-            if unsaved:
-                _save(tokenizer, os.path.join(vocab_dir, side))
-        return tuple(tokenizer for tokenizer, _ in built)
-    tokenizer, unsaved = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
-    if unsaved:
-        _save(tokenizer, os.path.join(vocab_dir, "source"))
-    target_path = os.path.join(vocab_dir, "target")
-    if not os.path.isfile(os.path.join(target_path, CONFIG_FILE)):  # also after a kill between the two saves
-        _save(tokenizer, target_path)
-    return tokenizer, tokenizer
+    if config.shared_vocab:
+        tokenizer = _saved_or_built(config, "source", train_pairs, vocab_dir, show_progress, shared=True)
+        tokenizers = (tokenizer, tokenizer)
+    else:
+        tokenizers = tuple(_saved_or_built(config, side, train_pairs, vocab_dir, show_progress) for side in SIDES)
+    if save:
+        save_tokenizers(tokenizers, vocab_dir)
+    return tokenizers
+
+
+def save_tokenizers(tokenizers, vocab_dir):
+    """Saves the `(source, target)` tokenizers in `vocab_dir/source` and `vocab_dir/target`, where none is saved
+    yet (also after a kill between the two saves)."""
+    for side, tokenizer in zip(SIDES, tokenizers):
+        path = os.path.join(vocab_dir, side)
+        if not os.path.isfile(os.path.join(path, CONFIG_FILE)):  # written last by `save`
+            _save(tokenizer, path)
 
 
 def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=False):
-    """`(tokenizer, unsaved)`: `side`'s tokenizer from `vocab_dir/side`, else built on the training pairs (both
-    sides if `shared`), which the caller saves (`unsaved` True)."""
+    """`side`'s tokenizer from `vocab_dir/side`, else built on the training pairs (both sides if `shared`)."""
     path, kind = os.path.join(vocab_dir, side), config[f"{side}_tokenizer"]
     if os.path.isfile(os.path.join(path, CONFIG_FILE)):  # written last by `save`
         tokenizer = data.load_tokenizer(path)
         if tokenizer.kind != kind:
             raise ValueError(f"{path} holds a {tokenizer.kind} tokenizer, not the {kind} of {side}_tokenizer; "
                              "expected the config it was trained with, or a new --workdir")
-        return tokenizer, False
+        return tokenizer
     if kind not in data.tokenizer_types():
         raise ValueError(f"unknown {side}_tokenizer {kind!r}; expected one of {data.tokenizer_types()}")
     label, unit = ("shared vocabulary", "sentence pairs") if shared else (f"{side} vocabulary", "sentences")
@@ -103,7 +107,7 @@ def _saved_or_built(config, side, train_pairs, vocab_dir, show_progress, shared=
                                                  **tokenizer_options(config, side))
     except ValueError as error:  # e.g. a sentencepiece size too small for the corpus' characters: which side's
         raise ValueError(f"{label} ({field}={config[f'{side}_vocab_size']}): {error}") from None
-    return tokenizer, True
+    return tokenizer
 
 
 def _save(tokenizer, path):

@@ -27,7 +27,7 @@ from zoo.inference import KerasTranslator, evaluate
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
 from zoo.training.inputs import (  # noqa: F401 (zoo.training's names)
-    build_model, build_shortlist, build_tokenizers, load_data, make_train_dataset,
+    build_model, build_shortlist, build_tokenizers, load_data, make_train_dataset, save_tokenizers,
 )
 from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training's names)
 from zoo.training.placement import fit, place, prepare
@@ -208,16 +208,17 @@ def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall
     """`train_and_evaluate` once the data is read, holding the workdir (the chief)."""
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
-    tokenizers = build_tokenizers(config, splits["train"], os.path.join(placement.own_dir, VOCAB_DIR),
-                                  _show_progress(config))
-    if placement.chief:  # what the export decodes with
-        table, learned = build_shortlist(config, splits["train"], tokenizers, os.path.join(workdir, VOCAB_DIR))
+    vocab_dir = os.path.join(placement.own_dir, VOCAB_DIR)
+    tokenizers = build_tokenizers(config, splits["train"], vocab_dir, _show_progress(config), save=False)
+    run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
+    # Past every check: a refused or failed run leaves the workdir's config.json and vocabularies as they were.
+    save_tokenizers(tokenizers, vocab_dir)
+    if placement.chief:
+        write_config(config, workdir)
+        table, learned = build_shortlist(config, splits["train"], tokenizers, vocab_dir)  # what the export decodes with
         if learned:
             log(f"  shortlist: k={table.k} target tokens per source token and {table.frequent} frequent ones, "
                 f"learned from the training pairs into {VOCAB_DIR}/{SHORTLIST_FILE}")
-    run = prepare(config, placement, workdir, splits["train"], tokenizers, log)
-    if placement.chief:  # past every check: a refused run leaves the workdir's config.json as it was
-        write_config(config, workdir)
     model, state = run.model, run.state
     initial_epoch, initial_step = int(state.epoch.numpy()), int(model.optimizer.iterations.numpy())
     log(f"  {len(splits['dev']):,} dev pairs")
