@@ -115,3 +115,21 @@ def test_a_bad_implementation_and_mismatched_encoders_are_refused():
     small(EMBEDDED, mask=MASK), large(EMBEDDED, mask=MASK)
     with pytest.raises(ValueError, match="the encoders differ in units: 4 and 6"):
         keras_recurrent.copy_encoder_weights(small, large)
+
+
+def test_a_trained_keras_gru_encoder_converts_to_the_zoo_cells():
+    # Training moves every weight it is free to move: the candidate's recurrent bias must stay at 0, or the
+    # model could not become the zoo's cells (what the export traces) after a run with encoder_implementation=keras.
+    keras.utils.set_random_seed(5)
+    model = zoo.models.build("bahdanau", 30, 40, embedding_dim=8, encoder_units=6, encoder_cell="gru",
+                             encoder_implementation="keras", decoder_units=10, attention_units=5, output_units=4)
+    model.compile(optimizer=keras.optimizers.Adam(0.1), loss=keras.losses.SparseCategoricalCrossentropy(True))
+    source = np.array([[4, 5, 6, 7], [8, 9, 0, 0]], "int32")
+    target_in, target_out = np.array([[2, 5, 6], [2, 9, 7]], "int32"), np.array([[5, 6, 3], [9, 7, 3]], "int32")
+    model.fit((source, target_in), target_out, epochs=3, verbose=0)
+    biases = [layer.cell.bias for bidirectional in model.encoder.keras_layers
+              for layer in (bidirectional.forward_layer, bidirectional.backward_layer)]
+    assert all(np.abs(keras.ops.convert_to_numpy(bias)[0]).max() > 0 for bias in biases)  # the others trained
+    converted = zoo.models.with_encoder_implementation(model, "zoo")
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(converted((source, target_in))),
+                               keras.ops.convert_to_numpy(model((source, target_in))), atol=1e-5)

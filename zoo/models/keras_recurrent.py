@@ -3,7 +3,8 @@
 The cells keep Keras' gate order (LSTM i, f, c, o; GRU z, r, n with the reset gate after
 the recurrent product, `reset_after=True`), so the weights carry over: an LSTM's three
 arrays as they are; a GRU's single bias becomes Keras' input bias, with a zero recurrent
-bias. Keras picks its cuDNN kernel on a GPU when the mask is right-padded (the zoo's
+bias (the candidate's part of it kept at zero in training, `ZeroCandidateRecurrentBias`, so
+that a trained Keras GRU still converts back). Keras picks its cuDNN kernel on a GPU when the mask is right-padded (the zoo's
 pipeline pads on the right) and the layer keeps its default activations.
 """
 
@@ -133,7 +134,22 @@ def _keras_rnn(kind, units, **kwargs):
     """Keras' `LSTM`, or `GRU` with the reset gate after the recurrent product, as the zoo's cells."""
     if kind == "lstm":
         return keras.layers.LSTM(units, **kwargs)
-    return keras.layers.GRU(units, reset_after=True, **kwargs)
+    return keras.layers.GRU(units, reset_after=True, bias_constraint=ZeroCandidateRecurrentBias(), **kwargs)
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class ZeroCandidateRecurrentBias(keras.constraints.Constraint):
+    """Keeps the recurrent bias of a Keras GRU's candidate (`bias[1, 2U:]` of its `(2, 3U)` bias) at zero.
+
+    The reset gate scales that bias, which the zoo's `GRUCell` (one bias) cannot express: the optimizer
+    applies this after each update, so a GRU trained with Keras' layers converts to the zoo's cells.
+    """
+
+    def __call__(self, bias):
+        units = bias.shape[-1] // 3
+        keep = np.ones(tuple(bias.shape), dtype="float32")
+        keep[1, 2 * units :] = 0.0
+        return bias * keras.ops.cast(keep, bias.dtype)
 
 
 def with_encoder_implementation(model, implementation):
