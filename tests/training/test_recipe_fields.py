@@ -8,7 +8,7 @@ import zoo.models
 from recipes import load_config
 from recipes.configs import base
 from zoo.layers import ConcatAttention
-from zoo.training.trainer import build_model, check_config, validate_config
+from zoo.training.trainer import build_model, check_config, validate_config, write_config
 
 TINY = dict(embedding_dim=8, encoder_units=6, decoder_units=12, attention_units=5, attention_rank=3, output_units=4)
 
@@ -50,6 +50,8 @@ def test_bad_model_choices_fail_before_any_data_is_read():
 def test_resume_refuses_other_data_or_model_choices(tmp_path):
     workdir = str(tmp_path)
     check_config(load_config("dates_luong_general"), workdir)
+    assert os.listdir(workdir) == []  # config.json is written once the run is past every check
+    write_config(load_config("dates_luong_general"), workdir)
     os.makedirs(os.path.join(workdir, "vocab"))
     check_config(load_config("dates_luong_general"), workdir)  # the same config resumes
     for field, value, change in (

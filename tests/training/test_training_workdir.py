@@ -35,7 +35,7 @@ def test_a_run_refused_before_training_leaves_no_vocabulary_to_block_the_correct
     config = tiny_config(train_steps=1, num_epochs=1, max_source_length=2, max_target_length=2, drop_long=True)
     with pytest.raises(ValueError, match=r"no training pair of \d+ is left after leaving out those longer"):
         train_and_evaluate(config, workdir, print_fn=lambda line: None)
-    assert os.listdir(workdir) == ["config.json"]  # no vocabulary of data that never trained
+    assert os.listdir(workdir) == []  # neither a vocabulary nor a config of data that never trained
     # Corrected with other data (a field a trained workdir refuses to change): it trains.
     config.update(max_source_length=0, max_target_length=0, drop_long=False, dates_seed=1)
     results = train_and_evaluate(config, workdir, print_fn=lambda line: None)

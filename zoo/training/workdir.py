@@ -23,12 +23,12 @@ VOCAB_FIELDS = (
 
 
 def check_config(config, workdir, write=True):
-    """Creates `workdir` and writes `config.json` (with `write`), refusing a workdir trained with another model or
-    vocabulary.
+    """Refuses a workdir trained with another model or vocabulary than `config`'s; with `write` (the process that
+    writes the workdir), creates `workdir` and removes the files a killed run was writing (temporaries that never
+    became the file).
 
-    The `config.json` of a workdir that holds a vocabulary or checkpoints is left as it is: `write_config` replaces
-    it once the run is past every check (the checkpoint's restore too), so that a refused run leaves it as it was.
-    Files a killed run was writing (temporaries that never became the file) are removed first.
+    `config.json` itself is left as it is: `write_config` replaces it once the run is past every check (the
+    checkpoint's restore too), so that a refused run leaves the workdir as it was.
     """
     if write:
         os.makedirs(workdir, exist_ok=True)
@@ -36,24 +36,21 @@ def check_config(config, workdir, write=True):
             remove_stale_temporaries(directory)
     path = os.path.join(workdir, "config.json")
     trained = any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", VOCAB_DIR))
-    if os.path.isfile(path):
+    if trained and os.path.isfile(path):
         saved = read_json_object(path)
         changed = [
             f"{field}: {saved.get(field)!r} -> {config[field]!r}"
             for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
             if field in config and field in saved and saved[field] != config[field]
         ]
-        if changed and trained:
+        if changed:
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
-    if write and not (trained and os.path.isfile(path)):  # the config of the vocabulary about to be built
-        write_config(config, workdir)
 
 
 def write_config(config, workdir):
     """Writes `config` as `workdir/config.json`: what the run trains with, and what a resume is checked against."""
     write_json(os.path.join(workdir, "config.json"), config.to_dict(), sort_keys=True)
-
 
 
 @contextlib.contextmanager
