@@ -16,6 +16,10 @@ class ServingError(Exception):
     def __str__(self):
         return f"HTTP {self.status_code}: {self.message}"
 
+    def headers(self) -> dict:
+        """The headers the answer carries besides its JSON body's (none by default)."""
+        return {}
+
 
 class BadRequestError(ServingError):
     status_code = 400
@@ -34,6 +38,9 @@ class MethodNotAllowedError(ServingError):
     def __init__(self, message: str, allow: str):
         super().__init__(message)
         self.allow = allow
+
+    def headers(self) -> dict:
+        return {"allow": self.allow}
 
 
 class RequestTimeoutError(ServingError):

@@ -81,9 +81,8 @@ def create_app(
         try:
             return await requests.handle(request)
         except ServingError as error:
-            allow = getattr(error, "allow", None)
             return json_response({"error": error.message}, error.status_code, error.close_connection,
-                                 {"allow": allow} if allow else None)
+                                 error.headers())
         except ClientDisconnect:  # Nobody reads this answer; it only ends the exchange.
             return json_response({"error": "The client disconnected before sending the whole request"}, 400)
         except Exception:  # Last resort: answer, log, keep serving.
