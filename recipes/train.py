@@ -87,7 +87,8 @@ def run(argv=None):
     except cli.CommandError as error:
         cli.fail("zoo-train", str(error), error.status)
     cli.run(main, "zoo-train", __doc__, key_flags=[recipe_flags.CONFIG_FLAG], argv=argv,
-            full_extra=lambda: recipe_flags.fields_help(config, recipe))
+            full_extra=lambda: recipe_flags.fields_help(config, recipe),
+            interrupted="the same command resumes from the last checkpoint saved in the workdir")
 
 
 if __name__ == "__main__":

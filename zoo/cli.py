@@ -9,6 +9,8 @@
   range, a missing required flag, an unreadable `--flagfile`, stray arguments) answered by
   one `command: error: ...` line on stderr and exit status 2, never a traceback;
 - a `CommandError` raised by `main` answered the same way, with its own exit status;
+- Ctrl-C (SIGINT) answered by one `command: interrupted` line (and what the command keeps, from
+  `interrupted`) and exit status 130, as a shell reports a process that SIGINT ended, never a traceback;
 - `--verbosity` below 0 (absl's "warnings only") silences the progress reports of `zoo.progress`.
 
 absl and the standard library only: importing it costs nothing (no TensorFlow), so that
@@ -217,7 +219,7 @@ def install_help(command, doc, module, full_extra=None):
         flags.DEFINE_flag(_HelpFlag(name, short_name, full, show), module_name="absl.app")
 
 
-def run(main, command, doc, key_flags=(), full_extra=None, argv=None):
+def run(main, command, doc, key_flags=(), full_extra=None, argv=None, interrupted=""):
     """absl's `app.run(main)` with the help, errors and quiet rule of this module's docstring.
 
     Args:
@@ -228,6 +230,7 @@ def run(main, command, doc, key_flags=(), full_extra=None, argv=None):
       key_flags: names of flags defined elsewhere that `--help` lists as the command's own.
       full_extra: `() -> str` shown by `--helpfull` before the other flags.
       argv: the command line (default `sys.argv`).
+      interrupted: what the user is told after `command: interrupted` on Ctrl-C (what was kept).
     """
     module = command_module(main)
     for name in key_flags:
@@ -249,5 +252,8 @@ def run(main, command, doc, key_flags=(), full_extra=None, argv=None):
             return main(args)
         except CommandError as error:
             fail(command, str(error), error.status)
+        except KeyboardInterrupt:
+            print(f"{command}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr, flush=True)
+            sys.exit(130)
 
     app.run(guarded, argv=argv, flags_parser=parse)

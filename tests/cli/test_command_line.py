@@ -1,6 +1,9 @@
 """zoo.cli: what a user gets for each kind of command-line mistake (one line), and the help layout."""
 
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 from absl import flags
@@ -72,3 +75,21 @@ def test_writable_directory(tmp_path):
 def test_writable_directory_refuses_a_place_without_write_permission():
     with pytest.raises(cli.CommandError, match=r"^--export_dir /sys/zoo_export: cannot write there \((Permission denied|Operation not permitted)\)"):
         cli.writable_directory("/sys/zoo_export", "--export_dir")
+
+
+def test_ctrl_c_is_one_line_and_exit_status_130_not_a_traceback():
+    script = (
+        "import sys, time\n"
+        "from zoo import cli\n"
+        "def main(argv):\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "cli.run(main, 'zoo-x', 'zoo-x: does x.', interrupted='the same command resumes')\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert stderr == "zoo-x: interrupted; the same command resumes\n"
