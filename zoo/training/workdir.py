@@ -36,14 +36,14 @@ def check_config(config, workdir, write=True):
             remove_stale_temporaries(directory)
     path = os.path.join(workdir, "config.json")
     trained = any(os.path.isdir(os.path.join(workdir, d)) for d in ("checkpoints", VOCAB_DIR))
-    if trained and os.path.isfile(path):
-        saved = read_json_object(path)
+    if os.path.isfile(path):
+        saved = read_json_object(path)  # a damaged one is reported, not replaced unread
         changed = [
             f"{field}: {saved.get(field)!r} -> {config[field]!r}"
             for field in MODEL_FIELDS + VOCAB_FIELDS + datasets.resume_fields(config)
             if field in config and field in saved and saved[field] != config[field]
         ]
-        if changed:
+        if changed and trained:
             raise ValueError(f"workdir {workdir} holds a run with another model or data ({'; '.join(changed)}); "
                              "expected the same config to resume, or a new --workdir")
 
