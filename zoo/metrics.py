@@ -86,9 +86,20 @@ def score(hypotheses, references, bleu_tokenize="13a"):
 
 
 def check_bleu_tokenize(name):
-    """A `ValueError` naming the choices unless `name` is a sacreBLEU tokenizer."""
+    """A `ValueError` naming the choices unless `name` is a sacreBLEU tokenizer that loads here.
+
+    Some load more than their name: `ja-mecab` and `ko-mecab` need extra packages, and `spm`, `flores101`,
+    `flores200` and `spBLEU-1K` download a SentencePiece model on first use. Loading it now, not after a
+    test set is translated or an epoch trained, turns a missing package or network into this error.
+    """
     if name not in BLEU_TOKENIZERS:
         raise ValueError(f"unknown BLEU tokenizer {name!r}, expected one of {list(BLEU_TOKENIZERS)}")
+    try:
+        BLEU(tokenize=name)
+    except Exception as error:  # sacreBLEU's RuntimeError (a missing package), URLError (no network), ...
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise ValueError(f"sacreBLEU cannot load BLEU tokenizer {name!r} here ({reason}); expected its "
+                         "extra packages and its first download, or another tokenizer such as '13a'") from None
 
 
 def reference_streams(references):

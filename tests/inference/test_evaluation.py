@@ -39,3 +39,6 @@ def test_zoo_eval_refuses_an_unknown_bleu_tokenizer_before_it_translates(tmp_pat
     tsv.write_text("bonjour\thello\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"unknown BLEU tokenizer 'bogus', expected one of \[.*'13a'"):
         evaluation.evaluate_model(str(tmp_path), str(tsv), bleu_tokenize="bogus")
+    (tmp_path / "config.json").write_text('{"bleu_tokenize": "bogus"}')  # the one the model was trained with
+    with pytest.raises(ValueError, match=r"unknown BLEU tokenizer 'bogus'"):
+        evaluation.evaluate_model(str(tmp_path), str(tsv))

@@ -73,3 +73,27 @@ def test_a_varying_number_of_references_is_nrefs_var():
     assert metrics.exact_match([" a b ", "x"], [("z", "a b"), ["y"]]) == 0.5
     with pytest.raises(ValueError, match=r"sentence 1: expected one or more str references, got \(\)"):
         metrics.score(hypotheses, [["a"], []])
+
+
+def test_a_tokenizer_that_cannot_load_here_is_refused_before_scoring_or_training(tmp_path, monkeypatch):
+    from urllib.error import URLError
+
+    from sacrebleu.tokenizers import tokenizer_spm
+
+    from recipes.registry import load_config
+    from zoo.training.validation import validate_config
+
+    def download_file(url, path):  # a machine without network: flores200 fetches its SentencePiece model
+        raise URLError("Name or service not known")
+
+    monkeypatch.setattr(tokenizer_spm, "SACREBLEU_DIR", str(tmp_path))  # nothing downloaded before
+    monkeypatch.setattr(tokenizer_spm, "download_file", download_file)
+    message = r"sacreBLEU cannot load BLEU tokenizer 'flores200' here \(<urlopen error Name or service not known>\)"
+    with pytest.raises(ValueError, match=message):
+        metrics.check_bleu_tokenize("flores200")
+    config = load_config("dates_bahdanau")
+    config.bleu_tokenize = "flores200"
+    with pytest.raises(ValueError, match=rf"invalid config: bleu_tokenize='flores200': {message}"):
+        validate_config(config)
+    config.bleu_tokenize = "char"
+    validate_config(config)

@@ -61,13 +61,12 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
       `sentences`, `sentences_per_second`, `seconds`, `model`, `decoding`.
     """
-    if bleu_tokenize is not None:  # before the test set is translated, not after
-        metrics.check_bleu_tokenize(bleu_tokenize)
+    bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
+    metrics.check_bleu_tokenize(bleu_tokenize)  # before the test set is translated, not after
     test = read_tsv_report(tsv_path, multi_reference=True)
     pairs = test.pairs
     startup.mark("read_test_set", "reading the TSV test set")
     translate, description = load_translate_fn(model_path, beam_width=beam_width, shortlist=shortlist)
-    bleu_tokenize = bleu_tokenize or _bleu_tokenize_of(model_path) or "13a"
     sources = [source.encode("utf-8") for source, _ in pairs]
     started = time.monotonic()
     with Progress("zoo-eval", total=len(sources), unit="sentences") as progress:

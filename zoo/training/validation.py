@@ -99,10 +99,11 @@ def _encoder_implementations():
     return IMPLEMENTATIONS
 
 
-def _bleu_tokenizers():
+def _bleu_tokenizer(name):
+    """A sacreBLEU tokenizer that loads here (a ValueError saying why not): checked before the first epoch."""
     from zoo import metrics
 
-    return metrics.BLEU_TOKENIZERS
+    return metrics.check_bleu_tokenize(name) is None
 
 
 def _date_languages():
@@ -168,7 +169,8 @@ RULES = {
     "loss_normalization": one_of(("tokens", "sentences")), "label_smoothing": between(0.0, 1.0, high_included=False),
     "init_scale": at_least(0.0), "sampled_vocabulary": COUNT,
     # evaluation, early stopping, checkpoints
-    "bleu_tokenize": one_of(_bleu_tokenizers), "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
+    "bleu_tokenize": Rule(_bleu_tokenizer, "a sacreBLEU tokenizer"),
+    "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
     "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
