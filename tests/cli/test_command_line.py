@@ -86,8 +86,10 @@ def test_ctrl_c_is_one_line_and_exit_status_130_not_a_traceback():
         "    time.sleep(60)\n"
         "cli.run(main, 'zoo-x', 'zoo-x: does x.', interrupted='the same command resumes')\n"
     )
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(  # SIGINT as in a terminal, even where the tests run in a background job (ignored)
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
