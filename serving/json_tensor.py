@@ -139,8 +139,15 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
     """Instances -> input name -> list of per-instance values."""
     names = sorted(input_specs)
     columns = {name: [] for name in names}
+    objects = _is_object(instances[0])  # as TF Serving: every instance an object, or none of them
     for index, instance in enumerate(instances):
-        if isinstance(instance, dict) and not _is_b64(instance):
+        if _is_object(instance) != objects:
+            raise BadRequestError(
+                f'Failed to process element: {index} of "instances" list: expected '
+                f'{"an object" if objects else "a bare value"} like element 0, got {describe(instance)}; '
+                "instances are all objects with named inputs or all bare values"
+            )
+        if objects:
             mismatch = _mismatch(names, instance)
             if mismatch:
                 raise BadRequestError(
@@ -161,7 +168,7 @@ def _row_inputs(instances: list, input_specs: dict) -> dict:
 
 def _columnar_inputs(inputs, input_specs: dict) -> dict:
     names = sorted(input_specs)
-    if isinstance(inputs, dict) and not _is_b64(inputs):
+    if _is_object(inputs):
         mismatch = _mismatch(names, inputs)
         if mismatch:
             raise BadRequestError(f'"inputs" has {mismatch}; ' f"the signature's inputs are {quoted_list(names)}")
@@ -216,6 +223,11 @@ def _flatten(value, name: str, max_rank: int):
                 "expected a rectangular nested list"
             )
     return (len(value),) + inner, [leaf for _, leaves in parts for leaf in leaves]
+
+
+def _is_object(instance) -> bool:
+    """An instance of named inputs (a JSON object other than `{"b64": ...}`)."""
+    return isinstance(instance, dict) and not _is_b64(instance)
 
 
 def _is_b64(value) -> bool:

@@ -73,6 +73,12 @@ NAMED = [
     ("row_inputs", "POST", ":predict", {"signature_name": "score", "instances": [{"source": "a", "oops": "b"}]},
      'Failed to process element: 0 of "instances" list: missing input(s) ["target"], unknown input(s) ["oops"]; '
      'the signature\'s inputs are ["source", "target"]'),
+    ("mixed_instances", "POST", ":predict", {"instances": [{"source": "a"}, "b"]},
+     'Failed to process element: 1 of "instances" list: expected an object like element 0, got the string "b"; '
+     "instances are all objects with named inputs or all bare values"),
+    ("mixed_instances_bare_first", "POST", ":predict", {"instances": ["a", {"source": "b"}]},
+     'Failed to process element: 1 of "instances" list: expected a bare value like element 0, got an object with '
+     "1 key(s); instances are all objects with named inputs or all bare values"),
     ("columnar_inputs", "POST", ":predict", {"signature_name": "score", "inputs": {"source": ["a"]}},
      '"inputs" has missing input(s) ["target"]; the signature\'s inputs are ["source", "target"]'),
     ("bare_value", "POST", ":predict", {"signature_name": "score", "inputs": ["a"]},
