@@ -6,6 +6,7 @@ Fields not listed in `RULES` (the dates generator's seed, file names, fields a u
 adds) take any value of their type; the data fields are checked when the data is read.
 """
 
+import importlib
 import math
 
 from zoo.constants import BEAM_STOPPING
@@ -48,13 +49,19 @@ def between(low, high, high_included=True):
     return Rule(lambda value: low <= value < high, f">= {low} and < {high}")
 
 
-def one_of(choices):
-    """`choices`: a tuple, or a function returning one (so that its imports wait until needed)."""
+def one_of(choices, then=None):
+    """`choices`: a tuple, or a function returning one (so that its imports wait until needed); `then`: None, or a
+    further check of a value among them, raising a ValueError that says why it cannot work here."""
 
     def names():
         return tuple(choices() if callable(choices) else choices)
 
-    return Rule(lambda value: value in names(), lambda: f"one of {list(names())}")
+    return Rule(lambda value: value in names() and (then is None or then(value)), lambda: f"one of {list(names())}")
+
+
+def _attribute(module, name):
+    """A function returning `module.name`, imported at the first call (the choices of a field, known only later)."""
+    return lambda: getattr(importlib.import_module(module), name)
 
 
 def _known_preset(name):
@@ -75,32 +82,13 @@ def _tokenizers():
     return data.tokenizer_types()
 
 
-def _spm_model_types():
-    from zoo.data.sentencepiece_model import MODEL_TYPES
-
-    return MODEL_TYPES
-
-
-def _spm_normalizations():
-    from zoo.data.sentencepiece_model import NORMALIZATIONS
-
-    return NORMALIZATIONS
-
-
 def _cells():
     from zoo.models.recurrent_cells import CELLS
 
     return sorted(CELLS)
 
 
-def _encoder_implementations():
-    from zoo.models.encoder import IMPLEMENTATIONS
-
-    return IMPLEMENTATIONS
-
-
-def _bleu_tokenizer(name):
-    """A sacreBLEU tokenizer that loads here (a ValueError saying why not): checked before the first epoch."""
+def _bleu_loads(name):  # the dev set is scored after the first epoch: a tokenizer that cannot load fails now
     from zoo import metrics
 
     return metrics.check_bleu_tokenize(name) is None
@@ -110,12 +98,6 @@ def _date_languages():
     from zoo.data.dates import date_languages
 
     return date_languages()
-
-
-def _strategies():
-    from zoo.training.distribute import STRATEGIES
-
-    return STRATEGIES
 
 
 def _switch():
@@ -148,17 +130,19 @@ RULES = {
     "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
-    "spm_model_type": one_of(_spm_model_types), "spm_normalization": one_of(_spm_normalizations),
+    "spm_model_type": one_of(_attribute("zoo.data.sentencepiece_model", "MODEL_TYPES")),
+    "spm_normalization": one_of(_attribute("zoo.data.sentencepiece_model", "NORMALIZATIONS")),
     "stream_train": SWITCH, "stream_sample_size": POSITIVE, "shuffle_buffer_size": COUNT,
     # model
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
     "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
-    "encoder_implementation": one_of(_encoder_implementations),
+    "encoder_implementation": one_of(_attribute("zoo.models.encoder", "IMPLEMENTATIONS")),
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
     # where it trains (docs/scaling.md)
-    "strategy": one_of(_strategies), "steps_per_execution": COUNT, "cpu_replicas": COUNT,
+    "strategy": one_of(_attribute("zoo.training.distribute", "STRATEGIES")), "steps_per_execution": COUNT,
+    "cpu_replicas": COUNT,
     "jit_compile": SWITCH, "static_shapes": SWITCH,
     # optimization
     "batch_size": POSITIVE, "batch_tokens": COUNT, "num_epochs": POSITIVE, "steps_per_epoch": COUNT, "train_steps": COUNT,
@@ -169,7 +153,7 @@ RULES = {
     "loss_normalization": one_of(("tokens", "sentences")), "label_smoothing": between(0.0, 1.0, high_included=False),
     "init_scale": at_least(0.0), "sampled_vocabulary": COUNT,
     # evaluation, early stopping, checkpoints
-    "bleu_tokenize": Rule(_bleu_tokenizer, "a sacreBLEU tokenizer"),
+    "bleu_tokenize": one_of(_attribute("zoo.metrics", "BLEU_TOKENIZERS"), then=_bleu_loads),
     "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
     "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
