@@ -180,14 +180,16 @@ def load_model(batch_sizes):
         if not FLAGS.tsv:
             raise app.UsageError("--workdir needs --tsv: the sentences to translate (first column).")
         model, source_tokenizer, target_tokenizer, config = load_workdir(FLAGS.workdir)
-        max_length = decoding_settings(config).get("max_target_length")  # the cap its export decodes with
+        settings = decoding_settings(config)  # the caps its export decodes with, as zoo-eval does
+        max_length, max_source_length = settings.get("max_target_length"), settings.get("max_source_length")
         with open(FLAGS.tsv, encoding="utf-8") as f:
             rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
         texts = [row[0] for row in rows]
         sources = source_tokenizer.encode(tf.constant(texts)).to_tensor().numpy().astype(np.int32)
+        sources = sources[:, :max_source_length] if max_source_length else sources  # longer ones cut, not dropped
         setting = {"model": FLAGS.workdir, "weights": "trained", "sentences_from": FLAGS.tsv,
                    "end_token": "enabled: each sentence stops when its search does",
-                   "max_target_length": max_length}
+                   "max_target_length": max_length, "max_source_length": max_source_length}
         scorer = None
         if FLAGS.bleu:
             if any(len(row) < 2 for row in rows):

@@ -16,15 +16,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.mark.slow
-def test_bleu_uses_the_bleu_tokenize_of_the_workdir(tmp_path):
+@pytest.mark.parametrize("max_source_length", [None, 3])  # 3: the sources cut as the export and zoo-eval cut them
+def test_bleu_uses_the_bleu_tokenize_and_source_length_of_the_workdir(tmp_path, max_source_length):
     source_tokenizer, target_tokenizer = CharTokenizer.build(SOURCE_TEXTS), CharTokenizer.build(TARGET_TEXTS)
     model = tiny_model(source_tokenizer, target_tokenizer)
     workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer,
-                            {"bleu_tokenize": "char"})
+                            {"bleu_tokenize": "char", "max_source_length": max_source_length or 0})
     references = [target[:-1] + "9" for target in TARGET_TEXTS[:3]] + TARGET_TEXTS[3:]  # not all translated right
     tsv = tmp_path / "test.tsv"
     tsv.write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCE_TEXTS, references)), encoding="utf-8")
-    hypotheses = KerasTranslator(model, source_tokenizer, target_tokenizer).translate(SOURCE_TEXTS)
+    hypotheses = KerasTranslator(model, source_tokenizer, target_tokenizer, max_source_length).translate(SOURCE_TEXTS)
     char_bleu = round(BLEU(tokenize="char").corpus_score(hypotheses, [references]).score, 2)
     assert char_bleu != round(BLEU().corpus_score(hypotheses, [references]).score, 2)  # the test tells them apart
 
@@ -37,4 +38,4 @@ def test_bleu_uses_the_bleu_tokenize_of_the_workdir(tmp_path):
     report = json.loads(finished.stdout)
     rows = {row["search"]: row for row in report["results"]}
     assert rows["greedy"]["bleu"] == char_bleu
-    assert report["bleu_tokenize"] == "char"
+    assert report["bleu_tokenize"] == "char" and report["max_source_length"] == (max_source_length or 0)
