@@ -6,7 +6,8 @@
 writes a hidden temporary file next to the target (`.results.json.<pid>.<random>.tmp`),
 flushes and fsyncs it, renames it over the target (atomic on one file system) and fsyncs
 the directory, so that after a kill, or a power cut once the call has returned, `path`
-holds either its old content or the new one. It gets the mode `open` (a directory: `os.mkdir`)
+holds either its old content or the new one. A file gets the mode of the file it replaces (one set
+by hand, `chmod 600 config.json`, stays), and a new file or directory the mode `open` (`os.mkdir`)
 would give it, 0666 (0777) less the umask, not `tempfile`'s private one. A kill before the rename leaves the
 temporary file behind, which no reader ever opens; `remove_stale_temporaries` deletes
 such leftovers when the next run starts.
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 
 # `.<name>.<pid>.<random>.tmp`, also with an extension after it (Keras saves only `*.keras`).
@@ -39,6 +41,16 @@ def _as_open_would(path, mode):
     """Gives the file or directory `path` (a `tempfile` one, 0600 or 0700) the mode that `open` or `os.mkdir`
     would: `mode` (0o666 or 0o777) less the umask, so that the files a run writes read as any other file."""
     os.chmod(path, mode & ~_UMASK)
+
+
+def _mode_of_replaced(temporary, path):
+    """Gives the temporary file that will replace `path` the mode of the file there, else `open`'s."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # no file there yet
+        _as_open_would(temporary, 0o666)
+        return
+    os.chmod(temporary, mode)
 
 
 def _fsync_directory(directory):
@@ -72,7 +84,7 @@ def atomic_write(path, mode="w", encoding="utf-8", newline=None):
     directory, name = os.path.split(os.path.abspath(path))
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp", dir=directory)
     try:
-        _as_open_would(temporary, 0o666)
+        _mode_of_replaced(temporary, path)
         text = "b" not in mode
         with os.fdopen(fd, mode, encoding=encoding if text else None, newline=newline if text else None) as f:
             yield f
@@ -122,7 +134,7 @@ def temporary_path(path, suffix=""):
     directory, name = os.path.split(os.path.abspath(os.fspath(path)))
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=".tmp" + suffix, dir=directory)
     os.close(fd)
-    _as_open_would(temporary, 0o666)
+    _mode_of_replaced(temporary, path)
     return temporary
 
 

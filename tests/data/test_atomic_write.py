@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from zoo.atomic_write import atomic_directory, atomic_write, remove_stale_temporaries, write_json, write_text
+from zoo.atomic_write import (
+    atomic_directory, atomic_write, remove_stale_temporaries, temporary_path, write_json, write_text,
+)
 from zoo.data import DataError, write_tsv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -137,3 +139,13 @@ def test_written_files_and_directories_get_the_umask_modes_not_tempfile_private_
     out = subprocess.run([sys.executable, "-c", MODES, str(tmp_path)], env=env, capture_output=True, text=True,
                          check=True).stdout
     assert sorted(json.loads(out).values()) == [0o640, 0o640, 0o750]
+
+
+def test_a_replaced_file_keeps_the_mode_set_by_hand(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text("{}")
+    os.chmod(path, 0o600)  # a user's private config
+    write_json(str(path), {"a": 1})
+    assert json.loads(path.read_text()) == {"a": 1} and os.stat(path).st_mode & 0o777 == 0o600
+    os.chmod(path, 0o664)  # shared with a group
+    assert os.stat(temporary_path(str(path))).st_mode & 0o777 == 0o664
