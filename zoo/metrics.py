@@ -67,10 +67,9 @@ def score(hypotheses, references, bleu_tokenize="13a"):
     """
     hypotheses, references = list(hypotheses), list(references)
     _check_lengths(hypotheses, references)
-    check_bleu_tokenize(bleu_tokenize)
+    bleu = bleu_metric(bleu_tokenize)
     if not hypotheses:
         raise ValueError("cannot score an empty set of sentences")
-    bleu = BLEU(tokenize=bleu_tokenize)
     chrf = CHRF()
     streams = reference_streams(references)
     bleu_score = bleu.corpus_score(hypotheses, streams)
@@ -86,7 +85,12 @@ def score(hypotheses, references, bleu_tokenize="13a"):
 
 
 def check_bleu_tokenize(name):
-    """A `ValueError` naming the choices unless `name` is a sacreBLEU tokenizer that loads here.
+    """A `ValueError` naming the choices unless `name` is a sacreBLEU tokenizer that loads here (`bleu_metric`)."""
+    bleu_metric(name)
+
+
+def bleu_metric(name):
+    """sacreBLEU's `BLEU` with tokenizer `name`; a `ValueError` naming the choices unless it is one that loads here.
 
     Some load more than their name: `ja-mecab` and `ko-mecab` need extra packages, and `spm`, `flores101`,
     `flores200` and `spBLEU-1K` download a SentencePiece model on first use. Loading it now, not after a
@@ -95,7 +99,7 @@ def check_bleu_tokenize(name):
     if name not in BLEU_TOKENIZERS:
         raise ValueError(f"unknown BLEU tokenizer {name!r}, expected one of {list(BLEU_TOKENIZERS)}")
     try:
-        BLEU(tokenize=name)
+        return BLEU(tokenize=name)
     except Exception as error:  # sacreBLEU's RuntimeError (a missing package), URLError (no network), ...
         reason = " ".join(str(error).split()) or type(error).__name__
         raise ValueError(f"sacreBLEU cannot load BLEU tokenizer {name!r} here ({reason}); expected its "
