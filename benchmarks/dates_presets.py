@@ -47,10 +47,12 @@ def main(argv):
 
         import keras
 
+        from zoo.models.workdir import source_cap
+
         model = keras.models.load_model(os.path.join(workdir, "best.keras"), compile=False)
         dev = load_data(config)["dev"]
         source_tokenizer, target_tokenizer = build_tokenizers(config, [], os.path.join(workdir, "vocab"))
-        translator = KerasTranslator(model, source_tokenizer, target_tokenizer, config.max_source_length,
+        translator = KerasTranslator(model, source_tokenizer, target_tokenizer, source_cap(config),
                                      config.max_target_length + 1)
         hypotheses = translator.translate([s for s, _ in dev])
         by_length = {}

@@ -14,7 +14,7 @@ import os
 from absl import flags, logging
 
 from zoo import cli
-from zoo.constants import DEFAULT_MAX_BEAM_WIDTH, MissingOpLibraryError
+from zoo.constants import DEFAULT_MAX_BEAM_WIDTH, DEFAULT_MAX_SOURCE_LENGTH, MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
@@ -27,7 +27,8 @@ flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; d
                    lower_bound=0.0)
 flags.register_validator("length_penalty", lambda value: value is None or math.isfinite(value),
                          "--length_penalty must be a finite number")
-flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the config's.",
+flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the training's "
+                     f"max_source_length, at least {DEFAULT_MAX_SOURCE_LENGTH}.",
                      lower_bound=1)
 flags.DEFINE_bool("shortlist", None, "Decode every signature with the workdir's vocabulary selection table "
                   "(vocab/shortlist.npz), or not (--noshortlist); default: the config's (shortlist_k > 0).")

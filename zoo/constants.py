@@ -30,7 +30,7 @@ FIRST_REGULAR_ID = len(RESERVED_TOKENS)  # the first id of a real token
 DEFAULT_BEAM_WIDTH = 5
 BEAM_STOPPING = ("exact", "approximate")  # the stopping rules of beam search (docs/decoding.md)
 DEFAULT_LENGTH_PENALTY = 0.6  # GNMT length penalty alpha (Wu et al., 2016)
-DEFAULT_MAX_SOURCE_LENGTH = 200  # tokens; when neither the caller nor the training config gives one
+DEFAULT_MAX_SOURCE_LENGTH = 200  # source tokens a translation reads (more when training read more)
 DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bound)
 
 # The SavedModel layout (TF Serving's): <base_path>/<version>/saved_model.pb.

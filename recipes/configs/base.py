@@ -44,8 +44,8 @@ def _tokenizers(config):
     config.spm_byte_fallback = True  # sentencepiece: unseen characters become UTF-8 byte pieces, never <unk>
     config.spm_normalization = "nmt_nfkc"  # sentencepiece: Unicode NFKC ("nmt_nfkc", "nfkc"), "nfc" or "identity"
     config.lowercase = False  # lowercase both sides before tokenizing
-    config.max_source_length = 64  # source tokens kept per sentence (longer are truncated)
-    config.max_target_length = 64  # target tokens kept per sentence (before </s>)
+    config.max_source_length = 64  # source tokens of a training pair kept (translations read up to max(this, 200))
+    config.max_target_length = 64  # target tokens of a training pair kept (before </s>; translations stop at + 1)
     config.drop_long = False  # drop over-long training pairs instead of truncating them
 
 

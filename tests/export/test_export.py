@@ -33,7 +33,7 @@ from zoo.export import (
 from zoo.export import warmup, writer
 from zoo.export.signatures import serving_signature
 from zoo.export.warmup import decode_prediction_log, encode_prediction_log
-from zoo.models.workdir import load_workdir
+from zoo.models.workdir import load_workdir, source_cap
 
 
 def test_layout_assets_and_settings(export_path, parts):
@@ -331,7 +331,7 @@ def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
     assert path == os.path.join(workdir, "export", "1")
     with open(os.path.join(path, "assets.extra", "zoo_export.json"), encoding="utf-8") as f:
         settings = json.load(f)
-    assert (settings["beam_width"], settings["max_source_length"]) == (BEAM_WIDTH, MAX_SOURCE_LENGTH)
+    assert (settings["beam_width"], settings["max_source_length"]) == (BEAM_WIDTH, source_cap(config_back))
     again = tf.saved_model.load(path).signatures["serving_default"](source=tf.constant(TEST_SOURCES))
     expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))
     assert as_str(again["translation"]) == as_str(expected["translation"])

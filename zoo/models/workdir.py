@@ -22,7 +22,6 @@ _DECODING_FIELDS = (
     ("length_penalty", ("length_penalty",)),
     ("coverage_penalty", ("coverage_penalty",)),
     ("beam_stopping", ("beam_stopping",)),
-    ("max_source_length", ("max_source_length",)),
 )
 
 
@@ -79,21 +78,36 @@ def decoding_settings(config, **overrides):
     """The decoding settings a training config gives, `overrides` (when not None) winning.
 
     Returns:
-      dict with those of `beam_width`, `length_penalty`, `coverage_penalty`,
-      `beam_stopping` and `max_source_length` that are set (at any depth of the config),
-      and `max_target_length` (the config's plus one, the end token) when the config cut its
-      targets; the keyword arguments of `zoo.export.ServingModule` (the export's defaults).
+      dict with those of `beam_width`, `length_penalty`, `coverage_penalty` and
+      `beam_stopping` that are set (at any depth of the config), `max_source_length`
+      (`source_cap(config)`), and `max_target_length` (the config's plus one, the end token)
+      when the config cut its targets; the keyword arguments of `zoo.export.ServingModule`
+      (the export's defaults).
     """
     settings = {}
     for key, names in _DECODING_FIELDS:
         value = next((v for v in (find_setting(config, name) for name in names) if v is not None), None)
         if value is not None:
             settings[key] = value
+    settings["max_source_length"] = source_cap(config)
     trained = find_setting(config, "max_target_length")  # targets were cut to N tokens before </s>
     if trained:
         settings["max_target_length"] = int(trained) + 1  # the searches' cap, as the dev decoding in training
     settings.update({key: value for key, value in overrides.items() if value is not None})
     return settings
+
+
+def source_cap(config):
+    """The most source tokens a translation of this workdir's model reads: the training's
+    `max_source_length`, but never fewer than `constants.DEFAULT_MAX_SOURCE_LENGTH`.
+
+    The training cap bounds the pairs a model learns from (and 0 there means none); a sentence
+    to translate is not cut there: on the Debian test set, cutting its 76 sources longer than the
+    text recipe's 80 pieces cost 0.48 BLEU (docs/performance.md). The translation's own cap stays
+    the training's `max_target_length` + 1 (`decoding_settings`).
+    """
+    trained = find_setting(config, "max_source_length")
+    return max(int(trained or 0), constants.DEFAULT_MAX_SOURCE_LENGTH)
 
 
 def shortlist_path(workdir):

@@ -24,6 +24,7 @@ from zoo import machine, metrics, plot
 from zoo.atomic_write import write_json
 from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
+from zoo.models.workdir import source_cap
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
 from zoo.training.inputs import (  # noqa: F401 (zoo.training's names)
@@ -226,7 +227,9 @@ def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall
         log(f"  resuming from {run.latest}: epoch {initial_epoch}, step {initial_step}, "
             f"best dev BLEU {float(state.best_bleu.numpy()):.2f}")
 
-    translator = KerasTranslator(model, *tokenizers, config.max_source_length or None,
+    # The dev set is read as the export reads a source (its cap, not the training's), so that the
+    # best checkpoint is the one with the best dev BLEU its export gives.
+    translator = KerasTranslator(model, *tokenizers, source_cap(config),
                                  (config.max_target_length + 1) if config.max_target_length else None,
                                  config.length_penalty, beam_stopping=config.get("beam_stopping", "exact"))
     dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
