@@ -9,7 +9,7 @@ adds) take any value of their type; the data fields are checked when the data is
 import importlib
 import math
 
-from zoo.constants import BEAM_STOPPING
+from zoo.constants import BEAM_STOPPING, DEFAULT_MAX_BEAM_WIDTH
 
 _MAX_ID = 2**31 - 1  # ids are int32
 
@@ -154,7 +154,9 @@ RULES = {
     "init_scale": at_least(0.0), "sampled_vocabulary": COUNT,
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_attribute("zoo.metrics", "BLEU_TOKENIZERS"), then=_bleu_loads),
-    "eval_beam_width": POSITIVE, "final_beam_width": POSITIVE,
+    "eval_beam_width": POSITIVE,
+    "final_beam_width": Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,  # serving_default's beam: the
+                             f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam"),  # export's bound
     "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
