@@ -110,7 +110,8 @@ def test_zoo_train_refuses_bad_workdirs_bad_values_and_data_filtered_to_nothing(
         ("zoo-train", ["--workdir", str(tmp_path / "a"), "--config.batch_size=0", "--config.learning_rate=0",
                        "--config.final_beam_width=0", "--config.dropout=1.5"],
          r"invalid config: dropout=1\.5 \(expected >= 0\.0 and < 1\.0\); batch_size=0 \(expected >= 1\); "
-         r"learning_rate=0\.0 \(expected a finite number > 0\.0\); final_beam_width=0 \(expected >= 1\)$", 2, ""),
+         r"learning_rate=0\.0 \(expected a finite number > 0\.0\); "
+         r"final_beam_width=0 \(expected between 1 and 64, the export's largest beam\)$", 2, ""),
         ("zoo-train", ["--workdir", str(tmp_path / "d"), *TINY, "--config.learning_rate=inf"],
          r"invalid config: learning_rate=inf \(expected a finite number > 0\.0\)$", 2, ""),
         ("zoo-train", ["--workdir=", *TINY], r"--workdir: empty path; expected a directory", 2, ""),
