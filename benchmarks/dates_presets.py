@@ -47,13 +47,14 @@ def main(argv):
 
         import keras
 
-        from zoo.models.workdir import source_cap
+        from zoo.models.workdir import decoding_settings
 
         model = keras.models.load_model(os.path.join(workdir, "best.keras"), compile=False)
         dev = load_data(config)["dev"]
         source_tokenizer, target_tokenizer = build_tokenizers(config, [], os.path.join(workdir, "vocab"))
-        translator = KerasTranslator(model, source_tokenizer, target_tokenizer, source_cap(config),
-                                     config.max_target_length + 1)
+        caps = decoding_settings(config)  # as the dev evaluations and the export decode
+        translator = KerasTranslator(model, source_tokenizer, target_tokenizer, caps["max_source_length"],
+                                     caps.get("max_target_length"))
         hypotheses = translator.translate([s for s, _ in dev])
         by_length = {}
         for name, keep in (("short", lambda s: len(s) < FLAGS.long), ("long", lambda s: len(s) >= FLAGS.long)):

@@ -24,7 +24,7 @@ from zoo import machine, metrics, plot
 from zoo.atomic_write import write_json
 from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
-from zoo.models.workdir import source_cap
+from zoo.models.workdir import decoding_settings
 from zoo.training import callbacks as zoo_callbacks
 from zoo.training import distribute
 from zoo.training.inputs import (  # noqa: F401 (zoo.training's names)
@@ -227,10 +227,10 @@ def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall
         log(f"  resuming from {run.latest}: epoch {initial_epoch}, step {initial_step}, "
             f"best dev BLEU {float(state.best_bleu.numpy()):.2f}")
 
-    # The dev set is read as the export reads a source (its cap, not the training's), so that the
+    # The dev set is decoded with the export's caps (the source one is not the training's), so that the
     # best checkpoint is the one with the best dev BLEU its export gives.
-    translator = KerasTranslator(model, *tokenizers, source_cap(config),
-                                 (config.max_target_length + 1) if config.max_target_length else None,
+    caps = decoding_settings(config)
+    translator = KerasTranslator(model, *tokenizers, caps["max_source_length"], caps.get("max_target_length"),
                                  config.length_penalty, beam_stopping=config.get("beam_stopping", "exact"))
     dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
                                              deadline, log, run.steps_per_epoch)

@@ -155,8 +155,9 @@ RULES = {
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_attribute("zoo.metrics", "BLEU_TOKENIZERS"), then=_bleu_loads),
     "eval_beam_width": POSITIVE,
-    "final_beam_width": Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,  # serving_default's beam: the
-                             f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam"),  # export's bound
+    # final_beam_width is also serving_default's beam, which the export bounds
+    "final_beam_width": Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,
+                             f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam"),
     "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
