@@ -1,5 +1,6 @@
 """The shared machinery of every attention variant: masking, softmax, weighted sum."""
 
+import functools
 import numbers
 
 import keras
@@ -23,7 +24,9 @@ class BaseAttention(keras.layers.Layer):
       - `build_projections(query_dim, value_dim)`: create the weights.
       - `precompute(value)`: the value-side part of the score, `(B, Tv, Dv) ->
         (B, Tv, Dk)`; the identity by default. Decoders call it once per sentence
-        and pass the result as `keys=` at every step.
+        and pass the result as `keys=` at every step. On a symbolic value (a
+        functional model being built) it becomes a node of the layer itself
+        (`keys_only=True`), so that the keys read the weights at run time.
       - `score(query, keys)`: `(B, Tq, Dq), (B, Tv, Dk) -> (B, Tq, Tv)`.
       - optionally, when the score is a dot product with the keys (`dot_product_score =
         True`), `score_query(query)`: `score(q, K) = dot_scores(score_query(q), K)`.
@@ -42,6 +45,8 @@ class BaseAttention(keras.layers.Layer):
         keys: optional `(B, Tv, Dk)`, the result of `precompute(value)`, to skip
             re-projecting the values at every decoding step.
         training: bool, whether dropout is active.
+        keys_only: True returns `precompute(value)` alone (the node that `precompute`
+            adds to a functional model; `query` is not read).
 
     Returns:
         `(context, weights)`: `(B, Dv)` and `(B, Tv)` for a 2D query;
@@ -56,6 +61,11 @@ class BaseAttention(keras.layers.Layer):
             )
         self.dropout = float(dropout)
         self._dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "precompute" in cls.__dict__:  # a subclass's own precompute, symbolic values included
+            cls.precompute = _keys_node(cls.__dict__["precompute"])
 
     # -- to override -------------------------------------------------------------
     def build_projections(self, query_dim, value_dim):
@@ -132,6 +142,9 @@ class BaseAttention(keras.layers.Layer):
                              f"(..., {dim})), received shape {shape}.")
 
     def _check_mask(self, mask, value):
+        if not (hasattr(mask, "dtype") and hasattr(mask, "shape")):  # e.g. Keras Attention's [query_mask, value_mask]
+            raise TypeError(f"{self.name}: mask must be one tensor (B, Tv) over the values (the layer takes no "
+                            f"query mask), received a {type(mask).__name__}.")
         dtype = keras.backend.standardize_dtype(mask.dtype)
         if dtype != "bool" and not ("int" in dtype or "float" in dtype):
             raise TypeError(f"{self.name}: mask must be bool (or 0/1 numbers), received dtype {dtype}.")
@@ -181,7 +194,9 @@ class BaseAttention(keras.layers.Layer):
                     f"shape {shape} and value of shape {value_shape}."
                 )
 
-    def call(self, query, value, mask=None, keys=None, training=None):
+    def call(self, query, value, mask=None, keys=None, training=None, keys_only=False):
+        if keys_only:
+            return self.precompute(value)
         self._check_inputs(query, value, keys)
         single_step = len(query.shape) == 2
         if single_step:
@@ -211,6 +226,12 @@ class BaseAttention(keras.layers.Layer):
         weights = self._dropout_layer(weights, training=training)
         return ops.matmul(weights, value), weights  # (B, Tq, Dv), (B, Tq, Tv)
 
+    def compute_output_spec(self, query, value, mask=None, keys=None, training=None, keys_only=False):
+        if keys_only:  # `precompute`'s node: (B, Tv, Dk)
+            dims = self._built_dims
+            return keras.KerasTensor(tuple(value.shape[:-1]) + (self.keys_dim(*dims),), dtype=self.compute_dtype)
+        return super().compute_output_spec(query, value, mask=mask, keys=keys, training=training)
+
     def compute_output_shape(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
         context_shape = tuple(query_shape[:-1]) + (value_shape[-1],)
         weights_shape = tuple(query_shape[:-1]) + (value_shape[1],)
@@ -223,3 +244,19 @@ class BaseAttention(keras.layers.Layer):
         config = super().get_config()
         config.update({"dropout": self.dropout})
         return config
+
+
+def _keys_node(precompute):
+    """`precompute` that, given a symbolic value (a functional model being built), calls the layer with
+    `keys_only=True` instead: a node of the layer, whose keys read its weights every time the model runs
+    (computed here, they would hold the weights of the moment as constants: never trained, and on JAX
+    arrays that training deletes)."""
+
+    @functools.wraps(precompute)
+    def wrapper(self, value):
+        if keras.backend.is_keras_tensor(value):
+            self._check_precompute(value)
+            return self(value, value, keys_only=True)
+        return precompute(self, value)
+
+    return wrapper
