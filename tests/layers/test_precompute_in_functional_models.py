@@ -1,8 +1,9 @@
-"""`layer.precompute(value)` on a symbolic value: a node of the layer, whose keys follow its weights.
+"""`layer.precompute(value)`, `score` and `score_query` on symbolic tensors: nodes of the layer, whose
+results follow its weights.
 
-Computed while the functional model was being built, the keys held the weights of that moment as
-constants: the value-side weights never trained (concat: its value half, silently), the model's outputs
-drifted from the layer's own after `fit`, and on JAX `predict` failed on an array that training deleted.
+Computed while the functional model was being built, they held the weights of that moment as constants:
+those weights never trained (concat: its value half, silently), the model's outputs drifted from the
+layer's own after `fit`, and on JAX `predict` failed on an array that training deleted.
 """
 
 import keras
@@ -49,6 +50,29 @@ def test_precomputed_keys_train_and_follow_the_weights(name, tmp_path):
     np.testing.assert_allclose(reloaded.predict([query, value], verbose=0), outputs, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["reduced_rank", "concat", "additive"])
+def test_scores_from_symbolic_inputs_train_every_weight(name):
+    rng = np.random.default_rng(1)
+    query, value = rng.normal(size=(8, 3, 6)).astype("float32"), rng.normal(size=(8, 4, 6)).astype("float32")
+    layer = LAYERS[name]()
+    query_input, value_input = keras.Input((3, 6)), keras.Input((4, 6))
+    layer.build(query_input.shape, value_input.shape)
+    keys = layer.precompute(value_input)
+    if layer.dot_product_score:  # score(q, K) = dot_scores(score_query(q), K)
+        scores = layer.dot_scores(layer.score_query(query_input), keys)
+    else:
+        scores = layer.score(query_input, keys)
+    assert tuple(scores.shape) == (None, 3, 4)
+    model = keras.Model([query_input, value_input], scores)
+    before = [np.array(w.numpy()) for w in layer.weights]
+    model.compile(keras.optimizers.SGD(0.5), "mse")
+    model.fit([query, value], rng.normal(size=(8, 3, 4)).astype("float32"), epochs=2, verbose=0)
+    for old, weight in zip(before, layer.weights):
+        assert not np.allclose(old, weight.numpy()), weight.path
+    expected = layer.score(query, layer.precompute(value))
+    np.testing.assert_allclose(model.predict([query, value], verbose=0), keras.ops.convert_to_numpy(expected), atol=1e-5)
+
+
 def test_symbolic_precompute_keeps_the_checks():
     layer = GeneralAttention()
     with pytest.raises(ValueError, match="before `precompute`"):
@@ -56,6 +80,10 @@ def test_symbolic_precompute_keeps_the_checks():
     layer.build((None, 3, 6), (None, 4, 6))
     with pytest.raises(ValueError, match=r"value must have shape \(B, Tv, 6\)"):
         layer.precompute(keras.Input((4, 5)))
+    with pytest.raises(ValueError, match=r"method must be None or one of \['precompute', 'score', 'score_query'\]"):
+        layer(np.ones((2, 3, 6), "float32"), np.ones((2, 4, 6), "float32"), method="keys")
+    with pytest.raises(ValueError, match="before `score`"):
+        ConcatAttention(3).score(keras.Input((3, 6)), keras.Input((4, 3)))
 
 
 def test_a_query_and_value_mask_pair_is_refused_by_name():

@@ -24,12 +24,15 @@ class BaseAttention(keras.layers.Layer):
       - `build_projections(query_dim, value_dim)`: create the weights.
       - `precompute(value)`: the value-side part of the score, `(B, Tv, Dv) ->
         (B, Tv, Dk)`; the identity by default. Decoders call it once per sentence
-        and pass the result as `keys=` at every step. On a symbolic value (a
-        functional model being built) it becomes a node of the layer itself
-        (`keys_only=True`), so that the keys read the weights at run time.
+        and pass the result as `keys=` at every step.
       - `score(query, keys)`: `(B, Tq, Dq), (B, Tv, Dk) -> (B, Tq, Tv)`.
       - optionally, when the score is a dot product with the keys (`dot_product_score =
         True`), `score_query(query)`: `score(q, K) = dot_scores(score_query(q), K)`.
+
+    `precompute`, `score` and `score_query` given a symbolic tensor (a functional model
+    being built) call the layer with `method=` their name instead: a node of the layer,
+    whose result reads the weights every time the model runs (computed on the spot it
+    would hold the weights of that moment as constants: never trained).
 
     Args:
         dropout: float in [0, 1), dropout rate on the attention weights during
@@ -45,8 +48,9 @@ class BaseAttention(keras.layers.Layer):
         keys: optional `(B, Tv, Dk)`, the result of `precompute(value)`, to skip
             re-projecting the values at every decoding step.
         training: bool, whether dropout is active.
-        keys_only: True returns `precompute(value)` alone (the node that `precompute`
-            adds to a functional model; `query` is not read).
+        method: None, or "precompute" (returns `precompute(value)`), "score"
+            (`score(query, value)`, `value` holding the keys) or "score_query"
+            (`score_query(query)`): the nodes those methods add to a functional model.
 
     Returns:
         `(context, weights)`: `(B, Dv)` and `(B, Tv)` for a 2D query;
@@ -64,8 +68,9 @@ class BaseAttention(keras.layers.Layer):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "precompute" in cls.__dict__:  # a subclass's own precompute, symbolic values included
-            cls.precompute = _keys_node(cls.__dict__["precompute"])
+        for name in _METHODS:  # a subclass's own methods, symbolic tensors included
+            if name in cls.__dict__:
+                setattr(cls, name, _node_when_symbolic(cls.__dict__[name]))
 
     # -- to override -------------------------------------------------------------
     def build_projections(self, query_dim, value_dim):
@@ -194,9 +199,9 @@ class BaseAttention(keras.layers.Layer):
                     f"shape {shape} and value of shape {value_shape}."
                 )
 
-    def call(self, query, value, mask=None, keys=None, training=None, keys_only=False):
-        if keys_only:
-            return self.precompute(value)
+    def call(self, query, value, mask=None, keys=None, training=None, method=None):
+        if method is not None:
+            return self._method(method)(*_METHODS[method](query, value))
         self._check_inputs(query, value, keys)
         single_step = len(query.shape) == 2
         if single_step:
@@ -226,11 +231,19 @@ class BaseAttention(keras.layers.Layer):
         weights = self._dropout_layer(weights, training=training)
         return ops.matmul(weights, value), weights  # (B, Tq, Dv), (B, Tq, Tv)
 
-    def compute_output_spec(self, query, value, mask=None, keys=None, training=None, keys_only=False):
-        if keys_only:  # `precompute`'s node: (B, Tv, Dk)
-            dims = self._built_dims
-            return keras.KerasTensor(tuple(value.shape[:-1]) + (self.keys_dim(*dims),), dtype=self.compute_dtype)
-        return super().compute_output_spec(query, value, mask=mask, keys=keys, training=training)
+    def compute_output_spec(self, query, value, mask=None, keys=None, training=None, method=None):
+        if method is None:
+            return super().compute_output_spec(query, value, mask=mask, keys=keys, training=training)
+        self._method(method)
+        keys_dim = self.keys_dim(*self._built_dims)
+        shape = {"precompute": value.shape[:-1] + (keys_dim,), "score_query": query.shape[:-1] + (keys_dim,),
+                 "score": query.shape[:-1] + value.shape[1:2]}[method]
+        return keras.KerasTensor(tuple(shape), dtype=self.compute_dtype)
+
+    def _method(self, method):
+        if method not in _METHODS:
+            raise ValueError(f"{self.name}: method must be None or one of {sorted(_METHODS)}, received {method!r}.")
+        return getattr(self, method)
 
     def compute_output_shape(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
         context_shape = tuple(query_shape[:-1]) + (value_shape[-1],)
@@ -246,17 +259,30 @@ class BaseAttention(keras.layers.Layer):
         return config
 
 
-def _keys_node(precompute):
-    """`precompute` that, given a symbolic value (a functional model being built), calls the layer with
-    `keys_only=True` instead: a node of the layer, whose keys read its weights every time the model runs
-    (computed here, they would hold the weights of the moment as constants: never trained, and on JAX
-    arrays that training deletes)."""
 
-    @functools.wraps(precompute)
-    def wrapper(self, value):
-        if keras.backend.is_keras_tensor(value):
-            self._check_precompute(value)
-            return self(value, value, keys_only=True)
-        return precompute(self, value)
+# The methods that may run outside a call, and the arguments a call with `method=` passes them from (query, value).
+_METHODS = {
+    "precompute": lambda query, value: (value,),
+    "score": lambda query, value: (query, value),
+    "score_query": lambda query, value: (query,),
+}
+
+
+def _node_when_symbolic(method):
+    """`method` (one of `_METHODS`) that, given a symbolic tensor (a functional model being built), calls
+    the layer with `method=` its name instead: a node of the layer, whose result reads the weights every
+    time the model runs (computed here, it would hold the weights of this moment as constants: never
+    trained, and on JAX arrays that training deletes)."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def wrapper(self, *arguments):
+        if not any(keras.backend.is_keras_tensor(x) for x in arguments):
+            return method(self, *arguments)
+        if name == "precompute":
+            self._check_precompute(*arguments)
+            return self(arguments[0], arguments[0], method=name)
+        self._check_built(name)
+        return self(arguments[0], arguments[-1], method=name)
 
     return wrapper
