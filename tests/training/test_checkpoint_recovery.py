@@ -58,6 +58,21 @@ def test_a_damaged_checkpoint_list_falls_back_to_the_files(tmp_path):
     assert indexes == [f"{os.path.basename(kept)}.index"]  # the old files, damaged one included, rotated out
 
 
+@pytest.mark.parametrize("content", ["", 'model_checkpoint_path: "ckpt-99"\nall_model_checkpoint_paths: "ckpt-99"\n'],
+                         ids=["empty", "names_a_missing_one"])
+def test_a_list_with_no_readable_checkpoint_falls_back_to_the_files(tmp_path, content):
+    # An empty list (a disk that filled up) stopped the run ("Invalid checkpoint state loaded from ..."), and
+    # one naming only a missing checkpoint with "no checkpoint ... reads back", beside whole ckpt-N files.
+    directory, lines = str(tmp_path / "checkpoints"), []
+    paths = save_three(directory)
+    with open(os.path.join(directory, "checkpoint"), "w") as f:
+        f.write(content)
+    assert readable_checkpoint(directory, lines.append, repair=True) == paths[-1]
+    listed = "a checkpoint that reads back" if content else "the checkpoints there"
+    assert f"does not list {listed}; taking the newest of their files" in lines[-1]
+    assert tf.train.get_checkpoint_state(directory).model_checkpoint_path == paths[-1]  # the list repaired
+
+
 def test_none_readable_is_an_error_not_a_fresh_start(tmp_path):
     directory = str(tmp_path / "checkpoints")
     for path in save_three(directory):

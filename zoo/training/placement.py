@@ -114,20 +114,55 @@ def readable_checkpoint(directory, log, repair=False):
 
     A damaged one (a copy cut short, a disk that filled up) is skipped with a warning naming it, and the
     next older one resumes the run. A damaged `checkpoint` list (which TensorFlow would ignore, training
-    afresh over the workdir) is replaced by the `ckpt-N.index` files there; with `repair` (the process
-    that writes the workdir) the list is rewritten with them, so that the `CheckpointManager` rotates
-    them out as it saves. Raises ValueError when checkpoints were saved but none reads back.
+    afresh over the workdir, or refuse when empty), or one none of whose checkpoints reads back while
+    other `ckpt-N.index` files lie there, is replaced by those files; with `repair` (the process that
+    writes the workdir) the list is rewritten with them, so that the `CheckpointManager` rotates them out
+    as it saves. Raises ValueError when checkpoints were saved but none reads back.
     """
-    saved = tf.train.get_checkpoint_state(directory)
-    paths = list(saved.all_model_checkpoint_paths or [saved.model_checkpoint_path]) if saved else []
-    from_files = not paths
-    if from_files:
-        numbered = [name[len("ckpt-"):-len(".index")] for name in tf.io.gfile.listdir(directory)
-                    if name.startswith("ckpt-") and name.endswith(".index")] if tf.io.gfile.isdir(directory) else []
-        paths = [os.path.join(directory, f"ckpt-{n}") for n in sorted(filter(str.isdigit, numbered), key=int)]
-        if paths:
-            log(f"zoo-train: warning: {os.path.join(directory, 'checkpoint')} does not list the checkpoints "
-                "there; taking the newest of their files")
+    listed = _listed_checkpoints(directory)
+    path = _newest_readable(listed, log)
+    if path is not None:
+        return path
+    numbered = _numbered_checkpoints(directory)
+    names = {os.path.basename(other) for other in listed}
+    unlisted = [other for other in numbered if os.path.basename(other) not in names]
+    if unlisted:
+        log(f"zoo-train: warning: {os.path.join(directory, 'checkpoint')} does not list "
+            f"{'a checkpoint that reads back' if listed else 'the checkpoints there'}; taking the newest of their files")
+    path = _newest_readable(unlisted, log)
+    if path is not None and repair:
+        others = [other for other in numbered if other != path] + [path]  # the damaged ones too
+        # Their files' times, after the list's "last preserved" time: the manager deletes only those.
+        times = [tf.io.gfile.stat(f"{other}.index").mtime_nsec / 1e9 for other in others]
+        tf.compat.v1.train.update_checkpoint_state(directory, path, all_model_checkpoint_paths=others,
+                                                   all_model_checkpoint_timestamps=times,
+                                                   last_preserved_timestamp=min(times) - 1)
+    if path is None and (listed or unlisted):
+        raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
+    return path
+
+
+def _listed_checkpoints(directory):
+    """The paths the `checkpoint` list in `directory` names, oldest first: none when it is missing or
+    damaged (TensorFlow returns None for one it cannot parse, and raises for one that parses empty)."""
+    try:
+        saved = tf.train.get_checkpoint_state(directory)
+    except ValueError:  # "Invalid checkpoint state loaded from ..."
+        saved = None
+    return list(saved.all_model_checkpoint_paths or [saved.model_checkpoint_path]) if saved else []
+
+
+def _numbered_checkpoints(directory):
+    """The `ckpt-N` paths whose `.index` file lies in `directory`, by N."""
+    if not tf.io.gfile.isdir(directory):
+        return []
+    numbered = [name[len("ckpt-"):-len(".index")] for name in tf.io.gfile.listdir(directory)
+                if name.startswith("ckpt-") and name.endswith(".index")]
+    return [os.path.join(directory, f"ckpt-{n}") for n in sorted(filter(str.isdigit, numbered), key=int)]
+
+
+def _newest_readable(paths, log):
+    """The newest of `paths` whose every tensor reads back (a warning for each one skipped), or None."""
     for path in reversed(paths):
         try:
             reader = tf.train.load_checkpoint(path)
@@ -137,16 +172,7 @@ def readable_checkpoint(directory, log, repair=False):
             log(f"zoo-train: warning: checkpoint {path} does not read back ({str(error).splitlines()[0]}); "
                 "trying the one before it")
             continue
-        if from_files and repair:
-            listed = [other for other in paths if other != path] + [path]  # the damaged ones too
-            # Their files' times, after the list's "last preserved" time: the manager deletes only those.
-            times = [tf.io.gfile.stat(f"{other}.index").mtime_nsec / 1e9 for other in listed]
-            tf.compat.v1.train.update_checkpoint_state(directory, path, all_model_checkpoint_paths=listed,
-                                                       all_model_checkpoint_timestamps=times,
-                                                       last_preserved_timestamp=min(times) - 1)
         return path
-    if paths:
-        raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
     return None
 
 
