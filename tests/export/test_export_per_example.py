@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from export_test_model import MAX_SOURCE_LENGTH, TEST_SOURCES, as_str
+from export_test_model import LENGTH_PENALTY, MAX_SOURCE_LENGTH, TEST_SOURCES, as_str
 from zoo.decoding import Sampling, decode
 
 TEMPERATURES = [1.0, 2.0, 0.0, 1.5, 3.0]
@@ -119,6 +119,18 @@ def test_a_parameter_with_another_number_of_values_is_refused(loaded):
         beam(loaded, TEST_SOURCES, [3, 4], 1, 0.6)
     with pytest.raises(tf.errors.InvalidArgumentError, match="seed: expected a scalar or one value"):
         sample(loaded, TEST_SOURCES, 1.0, 0, [1, 2, 3])
+    # A (1, B) matrix has B values, but it is not what batching concatenates: it was taken as (B,).
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"beam_width: expected a scalar or one value per "
+                                                             r"source sentence \(a vector\)"):
+        beam(loaded, TEST_SOURCES, [[3] * len(TEST_SOURCES)], 1, 0.6)
+
+
+def test_a_negative_length_penalty_is_refused(loaded):
+    # -100 overflowed the GNMT divisor: every hypothesis scored -inf and the answer was empty translations.
+    with pytest.raises(tf.errors.InvalidArgumentError, match="beam_search: length_penalty must be >= 0"):
+        beam(loaded, TEST_SOURCES, 3, 2, [0.6, 0.6, -100.0, 0.6, 0.6])
+    assert as_str(beam(loaded, TEST_SOURCES, 3, 1, float("nan"))["translations"]) == as_str(
+        beam(loaded, TEST_SOURCES, 3, 1, LENGTH_PENALTY)["translations"])  # a non-finite one: the export's
 
 
 def test_sample_parameters_are_sanitized(loaded):

@@ -20,13 +20,15 @@ def per_example(value, batch_size, name):
     """A scalar, `(1,)` or `(B,)` parameter -> `(B,)`.
 
     Raises:
-      tf.errors.InvalidArgumentError (at run time): any other number of values.
+      tf.errors.InvalidArgumentError (at run time): any other number of values, or a rank above 1
+        (a `(1, B)` matrix of B values too: what batching concatenates along dimension 0 is `(B,)`).
     """
     flat = tf.reshape(value, [-1])
     size = tf.size(flat)
     check = tf.debugging.Assert(
-        tf.logical_or(tf.equal(size, 1), tf.equal(size, batch_size)),
-        [f"{name}: expected a scalar or one value per source sentence; sources, values:", batch_size, size],
+        tf.logical_or(tf.equal(size, 1), tf.equal(size, batch_size)) & (tf.rank(value) <= 1),
+        [f"{name}: expected a scalar or one value per source sentence (a vector); sources, values, rank:",
+         batch_size, size, tf.rank(value)],
     )
     with tf.control_dependencies([check]):
         return tf.broadcast_to(flat, [batch_size])
