@@ -21,7 +21,8 @@ _MODULES = {
     "tfds_pairs": ("tfds_pairs",),
     "tokenizer": ("Tokenizer",),
     "tokenizer_kinds": ("build_tokenizer", "build_tokenizer_pair", "load_tokenizer", "tokenizer_types"),
-    "tsv": ("BadLine", "DataError", "TsvReport", "read_tsv", "read_tsv_report", "write_tsv"),
+    "tsv": ("BadLine", "DataError", "TsvReport", "held_out_size", "read_tsv", "read_tsv_report", "split_pairs",
+            "write_tsv"),
     "tsv_stream": ("TsvScan", "scan_tsv", "stream_tsv_dataset"),
     "word_tokenizer": ("WordTokenizer",),
 }

@@ -14,6 +14,7 @@ A missing file, bytes that are not UTF-8 and a file with no valid pair always ra
 import dataclasses
 import logging
 import os
+import random
 
 from zoo.atomic_write import atomic_write
 
@@ -203,3 +204,24 @@ def write_tsv(path, pairs):
                     )
             f.write(f"{source}\t{target}\n")
     return path
+
+
+MAX_HELD_OUT = 1000  # the most pairs held out for a dev (or test) set: 2% of a file, at least 1
+
+
+def held_out_size(num_pairs):
+    """The pairs held out of `num_pairs` for one evaluation set: 2%, at least 1, at most `MAX_HELD_OUT`."""
+    return min(MAX_HELD_OUT, max(1, num_pairs // 50))
+
+
+def split_pairs(pairs, seed=0, name="the pairs"):
+    """`{"train", "dev", "test"}`: `pairs` shuffled with `seed`, then `held_out_size` of them for dev and as
+    many for test, the rest for training. Raises DataError (naming `name`) when fewer than 10 pairs would
+    be left to train on."""
+    pairs = list(pairs)
+    random.Random(seed).shuffle(pairs)
+    held = held_out_size(len(pairs))
+    if len(pairs) - 2 * held < 10:
+        raise DataError(f"{name}: {len(pairs)} pair(s) are too few to split into train, dev and test; "
+                        f"expected at least {2 * held + 10}")
+    return {"dev": pairs[:held], "test": pairs[held:2 * held], "train": pairs[2 * held:]}

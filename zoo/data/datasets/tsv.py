@@ -7,14 +7,13 @@ The dev file may give several references, `source<TAB>ref1<TAB>ref2...`: its ite
 import random
 
 from zoo.data.datasets.registry import register
-from zoo.data.tsv import DataError, read_tsv, read_tsv_report
+from zoo.data.tsv import DataError, held_out_size, read_tsv, read_tsv_report
 
 FIELDS = {
     "train_tsv": "",  # `source<TAB>target` training file (dataset "tsv"; setting it selects "tsv")
     "dev_tsv": "",  # dev file scored with BLEU/chrF after each evaluation interval (source<TAB>ref1[<TAB>ref2...])
     "max_bad_fraction": 0.1,  # share of malformed TSV lines tolerated (skipped with a warning)
 }
-_MAX_HELD_OUT = 1000  # dev pairs held out of the training file when there is no dev file
 
 
 @register("tsv", FIELDS, resume_fields=("train_tsv",), selected_by="train_tsv")
@@ -28,7 +27,7 @@ def load(config):
         return {"train": train, "dev": read_dev_tsv(config.dev_tsv, config.max_bad_fraction)}
     train = list(train)
     random.Random(config.seed).shuffle(train)
-    held_out = min(_MAX_HELD_OUT, max(1, len(train) // 50))
+    held_out = held_out_size(len(train))
     if len(train) - held_out < 1:
         raise DataError(f"{config.train_tsv}: {len(train)} pair(s) are too few to hold out a dev set; give --dev_tsv")
     return {"train": train[held_out:], "dev": train[:held_out]}
