@@ -10,7 +10,12 @@ server close such connections. The deadline ends when the headers are in (left r
 close a keep-alive connection between two requests, the next one perhaps already sent); the body
 has its own deadline (`request_timeout_seconds`, 408), and an idle connection after an answer
 uvicorn's keep-alive timeout.
+
+A request that is not HTTP (a malformed request line, a `Content-Length` that is not a number)
+gets a 400 with `{"error": ...}` as every other bad request does, where uvicorn answers in plain text.
 """
+
+import json
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -32,6 +37,13 @@ def header_deadline_protocol(seconds):
                 self._arm_header_deadline()  # a new request's first bytes, after an answer
             else:  # its headers are in: the body and answer have the request timeout, and after
                 self._disarm_header_deadline()  # the answer uvicorn's keep-alive timeout runs
+
+        def send_400_response(self, msg):  # uvicorn's, for a request its HTTP parser refused; then it closes
+            body = json.dumps({"error": "invalid HTTP request: expected an HTTP/1.1 request line and well-formed "
+                                        "headers (a Content-Length a non-negative number)"}).encode()
+            self.transport.write(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"
+                                 b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body))
+            self.transport.close()
 
         def connection_lost(self, exc):
             self._disarm_header_deadline()

@@ -270,3 +270,23 @@ def test_a_version_of_non_ascii_digits_is_a_404(zoo_serve_server, client, versio
 def test_an_empty_signature_name_is_serving_default(zoo_serve_server, client):
     response = client.post(f"{zoo_serve_server.model_url}:predict", json={"signature_name": "", "instances": ["ok"]})
     assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"POST /v1/models/zoo:predict HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}",
+    b"POST /v1/models/zoo:predict HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{}",
+    b"GARBAGE\r\n\r\n",
+], ids=["length_not_a_number", "negative_length", "no_request_line"])
+def test_a_request_that_is_not_http_gets_a_json_400(zoo_serve_server, client, request_bytes):
+    # uvicorn's parser refused it with a plain-text "Invalid HTTP request received.", where every other bad
+    # request gets {"error": ...}.
+    host, port = zoo_serve_server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request_bytes)
+        answer = b""
+        while chunk := connection.recv(4096):  # the server closes the connection after its 400
+            answer += chunk
+    head, body = answer.decode().split("\r\n\r\n", 1)
+    assert head.startswith("HTTP/1.1 400") and "content-type: application/json" in head.lower()
+    assert json.loads(body)["error"].startswith("invalid HTTP request: expected an HTTP/1.1 request line")
+    assert _ok(client, zoo_serve_server.url)
