@@ -302,3 +302,13 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(tmp_path, uni
     assert lines[2] == str(unigram.tokenize(texts).to_list())
     assert lines[3] == str(unigram.decode(tf.constant([[2, 300, 3, 5]])).numpy().tolist())
     assert lines[4] == str([[b"<unk>", b"<0x00>"]])
+
+
+def test_sentences_over_4192_bytes_are_learned_from():
+    # SentencePiece's trainer skips longer ones without a word (its default max_sentence_length): their words
+    # were spelt in bytes, and a corpus of only such lines failed with "INTERNAL: ... [!sentences_.empty()]".
+    long_line = ("zyxwvut " * 800)[:6000]
+    tok = SentencePieceTokenizer.build(["abc def ghi"] * 20 + [long_line] * 5, max_size=280)
+    assert "z" in tok.vocab and "▁zyxwvut" in tok.vocab
+    only_long = SentencePieceTokenizer.build(["mot " * 2000] * 3, max_size=300)
+    assert "▁mot" in only_long.vocab

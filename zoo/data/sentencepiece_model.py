@@ -33,6 +33,7 @@ _NORMALIZE_CHUNK = 4096
 _TOO_HIGH = re.compile(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)")
 _TOO_LOW = re.compile(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)")
 _MODEL_TYPE_NAMES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+_TRAINER_MAX_SENTENCE_BYTES = 4192  # SentencePiece's default max_sentence_length
 
 
 def train_model(
@@ -188,6 +189,8 @@ def _train(sentences, vocab_size, model_type, byte_fallback, normalization, char
         byte_fallback=byte_fallback,
         normalization_rule_name=normalization,
         character_coverage=character_coverage,
+        # The trainer skips, without a word, every sentence longer than this (4192 bytes by default).
+        max_sentence_length=max([_TRAINER_MAX_SENTENCE_BYTES] + [len(text.encode("utf-8")) + 1 for text in sentences]),
         pad_id=vocabulary.PAD_ID,
         unk_id=vocabulary.UNK_ID,
         bos_id=vocabulary.BOS_ID,
@@ -213,6 +216,6 @@ def _smaller_size(message, size, byte_fallback):
         what = f"reserved tokens, {BYTE_PIECES} byte pieces" if byte_fallback else "reserved tokens"
         raise ValueError(
             f"vocab_size={size} is too small for this corpus: its {what} and characters need "
-            f"{needed} pieces; expected vocab_size >= {needed} (or a lower character_coverage)"
+            f"{needed} pieces; expected vocab_size >= {needed} (or, from Python, a lower character_coverage)"
         ) from None
     raise ValueError(f"sentencepiece training failed: {message.strip()}") from None

@@ -235,7 +235,8 @@ class Tokenizer(tf.Module):
 
         Args:
           ids: int32 or int64 `(B, T)`, dense or ragged; each row is read up to its first
-            `</s>`; `<pad>` and `<s>` are dropped, out-of-range ids read as `<unk>`.
+            `</s>`; `<pad>` and `<s>` are dropped, out-of-range ids read as `<unk>` (written
+            `<unk>` by the word and character tokenizers, " ⁇ " by SentencePiece, its own surface).
 
         Returns:
           tf.string `(B,)`.
