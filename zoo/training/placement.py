@@ -5,6 +5,7 @@ writes into a directory of its own and gets the chief's dev scores and stop deci
 """
 
 import dataclasses
+import logging
 import os
 import warnings
 
@@ -134,9 +135,15 @@ def readable_checkpoint(directory, log, repair=False):
         others = [other for other in numbered if other != path] + [path]  # the damaged ones too
         # Their files' times, after the list's "last preserved" time: the manager deletes only those.
         times = [tf.io.gfile.stat(f"{other}.index").mtime_nsec / 1e9 for other in others]
-        tf.compat.v1.train.update_checkpoint_state(directory, path, all_model_checkpoint_paths=others,
-                                                   all_model_checkpoint_timestamps=times,
-                                                   last_preserved_timestamp=min(times) - 1)
+        tensorflow_log = logging.getLogger("tensorflow")
+        level = tensorflow_log.level
+        tensorflow_log.setLevel(logging.ERROR)  # its deprecation notice is for TensorFlow's users, not ours
+        try:
+            tf.compat.v1.train.update_checkpoint_state(directory, path, all_model_checkpoint_paths=others,
+                                                       all_model_checkpoint_timestamps=times,
+                                                       last_preserved_timestamp=min(times) - 1)
+        finally:
+            tensorflow_log.setLevel(level)
     if path is None and (listed or unlisted):
         raise ValueError(f"no checkpoint in {directory} reads back; delete it to train afresh")
     return path
