@@ -233,8 +233,10 @@ class ServingModule(tf.Module):
         """`log_prob` float32 (B,): log p(target | source), end token included.
 
         Equals the `log_probs` that `beam_search` reports for the same hypothesis (with a
-        shortlist, -inf for a target with a token outside the sentence's). Targets are cut
-        to `max_target_length` tokens, the longest any search produces.
+        shortlist, -inf for a target with a token outside the sentence's) when its text encodes
+        back to the ids the search produced (not for `<unk>`, nor a segmentation the tokenizer
+        would not give: docs/contract.md). Targets are cut to `max_target_length` tokens, the
+        longest any search produces.
         """
         tf.debugging.assert_equal(
             tf.shape(source),
