@@ -29,15 +29,18 @@ def workdir_with_logs(root):
     return workdir
 
 
-def test_read_scalars_continues_a_resumed_run(tmp_path):
+def test_read_scalars_of_a_resumed_run_keep_its_steps(tmp_path):
+    # A run stopped after step 150, resumed from its checkpoint of step 135: it logs 150 again, then 200, and
+    # Keras' epoch scalars at the epoch's index (2). The files were shifted by the first one's last step
+    # whenever the second held a step at or below it: the loss plotted at 350 and 400, past the run's end.
     log_dir = str(tmp_path / "train")
-    write_scalars(log_dir, [("batch_loss", 50, 3.0), ("batch_loss", 100, 2.0)])
+    write_scalars(log_dir, [("batch_loss", 50, 3.0), ("batch_loss", 100, 2.0), ("batch_loss", 150, 1.8)])
     os.rename(*(os.path.join(log_dir, name) for name in (os.listdir(log_dir)[0], "events.out.tfevents.1.a")))
-    write_scalars(log_dir, [("batch_loss", 50, 1.0)])  # a resumed run counts batches from 0 again
+    write_scalars(log_dir, [("epoch_loss", 2, 1.6), ("batch_loss", 150, 1.7), ("batch_loss", 200, 1.5)])
     os.rename(*(os.path.join(log_dir, name) for name in
                 (next(n for n in os.listdir(log_dir) if not n.endswith(".a")), "events.out.tfevents.2.b")))
     steps, values = read_scalars(log_dir)["batch_loss"]
-    assert list(steps) == [50, 100, 150] and list(values) == [3.0, 2.0, 1.0]
+    assert list(steps) == [50, 100, 150, 200] and list(values) == pytest.approx([3.0, 2.0, 1.7, 1.5])
     assert read_scalars(str(tmp_path / "nothing")) == {}
 
 

@@ -18,10 +18,9 @@ DEV_SCORES = (("bleu", "BLEU", 1.0), ("chrf", "chrF", 1.0), ("exact_match", "exa
 def read_scalars(log_dir):
     """The scalars of every TensorBoard event file directly in `log_dir`.
 
-    Files are read in the order they were written (one per run). Keras' own TensorBoard callback
-    (zoo-train's too, before it logged at the optimizer step) counts batches from 0 again in a
-    resumed run, so the steps of a file that starts at or below the previous file's last step are
-    counted from that step.
+    Files are read in the order they were written (one per run). zoo-train logs at the optimizer
+    step, which a resumed run continues from its checkpoint: where it logs a step again (one the
+    run before it had passed when it stopped), the later file's value is the one kept.
 
     Returns:
       dict tag -> (steps int64 `(N,)`, values float64 `(N,)`), sorted by step; `{}` when the
@@ -30,22 +29,14 @@ def read_scalars(log_dir):
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
     from tensorboard.util import tensor_util
 
-    series, last_step = {}, None
+    series = {}  # tag -> {step: value}
     for path in sorted(glob.glob(os.path.join(log_dir, "events.out.tfevents.*"))):
-        points = []
         for event in EventFileLoader(path).Load():
             for value in event.summary.value:
                 number = (value.simple_value if value.HasField("simple_value")
                           else float(tensor_util.make_ndarray(value.tensor)))
-                points.append((value.tag, int(event.step), number))
-        if not points:
-            continue
-        first = min(step for _, step, _ in points)
-        shift = last_step if last_step is not None and first <= last_step else 0
-        for tag, step, number in points:
-            series.setdefault(tag, []).append((step + shift, number))
-        last_step = max(step for _, step, _ in points) + shift
-    return {tag: tuple(np.array(column) for column in zip(*sorted(points))) for tag, points in series.items()}
+                series.setdefault(value.tag, {})[int(event.step)] = number
+    return {tag: tuple(np.array(column) for column in zip(*sorted(points.items()))) for tag, points in series.items()}
 
 
 def curves_figure(workdir, title=None):
