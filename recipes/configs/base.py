@@ -77,7 +77,8 @@ def _optimization(config):
     config.batch_tokens = 0  # 0 = batch by batch_size; N = rows x longer side's length <= N: ~N target tokens a batch
     config.num_epochs = 10  # most epochs (an epoch = steps_per_epoch steps, or one pass)
     config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
-    config.train_steps = 0  # stop after this many optimizer steps in all; 0 = no limit
+    config.train_steps = 0  # stop after this many optimizer steps in all (at the end of the host call that
+    # reaches them, with steps_per_execution > 1); 0 = no limit
     config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training; 0 = no limit
     config.learning_rate = 1e-3  # peak learning rate of Adam
     config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup), "exponential" or "plateau"

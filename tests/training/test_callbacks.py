@@ -64,6 +64,22 @@ def test_early_stopping_counts_evaluations_without_a_gain_of_min_delta(tmp_path)
     assert [line.endswith("*best*") for line in lines[:2]] == [True, True] and "early stopping" in lines[2]
 
 
+def test_gains_below_min_delta_add_up_to_progress(tmp_path):
+    # 10.00 -> 10.06 -> 10.12: each a new best, and 0.12 over two evaluations. Measured against the best of the
+    # evaluation before, neither gain reached 0.1 and training stopped after the third.
+    dev_eval, state, _ = run_dev_evaluation(tmp_path / "a", [10.0, 10.06, 10.12, 10.13, 10.14], patience=2,
+                                            min_delta=0.1, epochs=5)
+    assert [h["bleu"] for h in dev_eval.history] == [10.0, 10.06, 10.12, 10.13, 10.14]
+    assert dev_eval.stop_reason == "early stopping: no BLEU gain of 0.1 in 2 evaluations"  # 10.13, 10.14
+    assert float(state.progress_bleu.numpy()) == 10.12 and float(state.best_bleu.numpy()) == 10.14
+    # Without a best model to save, the best BLEU still moves (it stayed -1: every evaluation was progress).
+    model, state, lines = tiny_model(), TrainingState(), []
+    dev_eval = DevEvaluation(scripted([5.0, 5.0, 5.0, 9.0]), state, manager_for(model, state, tmp_path / "b"), None,
+                             str(tmp_path / "logs"), patience=2, min_delta=0.5, print_fn=lines.append)
+    model.fit(data(), epochs=4, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[dev_eval], verbose=0)
+    assert len(dev_eval.history) == 3 and float(state.best_bleu.numpy()) == 5.0
+
+
 def test_the_plateau_schedule_decays_after_each_evaluation_without_progress(tmp_path):
     model, state = tiny_model(), TrainingState()
     scale, lines = state.add_lr_scale(), []
@@ -102,6 +118,17 @@ def test_train_steps_stop_exactly_and_finish_the_run():
     model.fit(data(), epochs=5, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[limits], verbose=0)
     assert int(model.optimizer.iterations.numpy()) == 8
     assert limits.stop_reason == "reached train_steps=8" and int(state.finished.numpy()) == 1
+
+
+def test_train_steps_between_host_calls_say_where_the_run_stopped():
+    # With 4 steps a call, train_steps=6 stops at 8: the line said "reached train_steps=6" alone.
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.01), "mse", steps_per_execution=4)
+    limits = TrainingLimits(train_steps=6)
+    model.fit(data(), epochs=5, steps_per_epoch=STEPS_PER_EPOCH, callbacks=[limits], verbose=0)
+    assert int(model.optimizer.iterations.numpy()) == 8
+    assert limits.stop_reason == ("reached train_steps=6 (at step 8: a host call runs several steps, "
+                                  "steps_per_execution)")
 
 
 def test_the_deadline_stops_within_a_step_and_leaves_the_run_resumable():
@@ -156,3 +183,20 @@ def test_tensorboard_batch_scalars_of_a_resumed_run_continue_at_the_optimizer_st
     model.fit(data(), epochs=1, steps_per_epoch=7, callbacks=[StepTensorBoard(logs, update_freq=5, write_graph=False)], verbose=0)
     steps, _ = read_scalars(os.path.join(logs, "train"))["batch_loss"]
     assert list(steps) == [5, 10]  # the second run's 3rd batch is step 10, not step 5 again
+
+
+def test_a_checkpoint_from_before_progress_bleu_resumes(tmp_path):
+    # The field is newer than some workdirs' checkpoints: restoring them failed the match assertion.
+    old = TrainingState()
+    del old.progress_bleu
+    old.best_bleu.assign(30.0)
+    path = tf.train.Checkpoint(state=old).save(str(tmp_path / "old"))
+    state = TrainingState()
+    state.restore(tf.train.Checkpoint(state=state), path)
+    assert float(state.best_bleu.numpy()) == 30.0 and float(state.progress_bleu.numpy()) == -1.0
+    saved = tf.train.load_checkpoint(tf.train.Checkpoint(state=state).write(str(tmp_path / "new")))
+    assert "state/progress_bleu/.ATTRIBUTES/VARIABLE_VALUE" in saved.get_variable_to_shape_map()
+    other = TrainingState()
+    other.extra = tf.Variable(1.0, name="extra")  # an object the checkpoint does not hold, not a later field: still refused
+    with pytest.raises(AssertionError, match="extra"):
+        other.restore(tf.train.Checkpoint(state=other), path)

@@ -8,37 +8,7 @@ import keras
 import tensorflow as tf
 
 from zoo.atomic_write import temporary_path
-
-
-class TrainingState(tf.Module):
-    """The counters a resumed run needs besides the weights and the optimizer.
-
-    Every field is a `tf.Variable`, so it is saved in the same checkpoint as the model.
-
-    Fields:
-      epoch: completed epochs (the next `fit` starts at `initial_epoch=epoch`).
-      best_bleu: best dev BLEU so far (-1 before the first evaluation).
-      bad_evaluations: evaluations since the last BLEU progress (early stopping).
-      finished: 1 once training stopped for good (early stopping, target BLEU, step limit).
-      evaluated: 0 while the last completed epoch still awaits its dev evaluation.
-      train_seconds: training time over all runs, dev evaluations excluded.
-      lr_scale: the factor of the "plateau" learning-rate schedule, float32 (created by
-        `add_lr_scale` under the strategy's scope, since the training step reads it).
-    """
-
-    def __init__(self):
-        super().__init__(name="training_state")
-        self.epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-        self.best_bleu = tf.Variable(-1.0, dtype=tf.float64, trainable=False, name="best_bleu")
-        self.bad_evaluations = tf.Variable(0, dtype=tf.int64, trainable=False, name="bad_evaluations")
-        self.finished = tf.Variable(0, dtype=tf.int64, trainable=False, name="finished")
-        self.train_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_seconds")
-        self.evaluated = tf.Variable(1, dtype=tf.int64, trainable=False, name="evaluated")
-        self.lr_scale = None
-
-    def add_lr_scale(self):
-        self.lr_scale = tf.Variable(1.0, dtype=tf.float32, trainable=False, name="lr_scale")
-        return self.lr_scale
+from zoo.training.state import TrainingState  # noqa: F401 (zoo.training and callers import it from here)
 
 
 def save_model_atomically(model, path):
@@ -135,11 +105,16 @@ class DevEvaluation(keras.callbacks.Callback):
 
         best = float(self.state.best_bleu.numpy())
         improved = scores.bleu > best
-        if improved and self.best_path:
-            save_model_atomically(self.model, self.best_path)
+        if improved:
+            if self.best_path:
+                save_model_atomically(self.model, self.best_path)
             self.state.best_bleu.assign(scores.bleu)
+        # Progress is a gain of min_delta over the last evaluation that made progress, not over the best
+        # (which any gain moves): steady gains below min_delta each add up to progress.
+        reference = float(self.state.progress_bleu.numpy())
         decayed = False
-        if scores.bleu >= best + self.min_delta:
+        if scores.bleu >= (reference if reference >= 0 else best) + self.min_delta:
+            self.state.progress_bleu.assign(scores.bleu)
             self.state.bad_evaluations.assign(0)
         else:
             self.state.bad_evaluations.assign_add(1)
@@ -248,7 +223,9 @@ class TrainingLimits(StepCounter):
             check_loss(logs, f"at step {self.step}")
             self._next_loss_check = self.step + LOSS_CHECK_STEPS
         if self.train_steps and self.step >= self.train_steps:
-            self.stop_reason = f"reached train_steps={self.train_steps}"
+            self.stop_reason = f"reached train_steps={self.train_steps}" + (
+                f" (at step {self.step}: a host call runs several steps, steps_per_execution)"
+                if self.step > self.train_steps else "")
             if self.state is not None:
                 self.state.finished.assign(1)
         elif self.deadline is not None and self._past_deadline():

@@ -96,7 +96,7 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
                                          max_to_keep=config.checkpoints_to_keep)
     if latest:
         _check_loss_scaling(latest, model, config.precision)
-        checkpoint.restore(latest).assert_existing_objects_matched()
+        state.restore(checkpoint, latest)
     log(f"zoo-train: recipe {config.recipe}, preset {config.model}, {model.count_params():,} parameters; "
         f"strategy {distribute.strategy_name(strategy)} with {replicas} replica(s){_cpu_split(strategy)}, "
         f"{model.dtype_policy.name}{precision.describe_auto(config.precision)}, "
