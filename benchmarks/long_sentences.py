@@ -30,13 +30,13 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("data_dir", None, "a folder with train.tsv, dev.tsv and test.tsv")
 flags.DEFINE_list("presets", ["rnnenc", "bahdanau", "luong_general"], "models compared (zoo.models.presets())")
 flags.DEFINE_list("max_words", ["30", "50"], "longest training source, in words, one run per value and preset")
-flags.DEFINE_integer("train_steps", 400, "training steps of every run (the same budget for all)")
+flags.DEFINE_integer("train_steps", 400, "training steps of every run (the same budget for all)", lower_bound=1)
 flags.DEFINE_float("max_train_minutes", 0.0, "also stop a run after this many minutes; 0 = steps only")
 flags.DEFINE_integer("dev_sentences", 200, "dev pairs scored once, at the end of each run's training")
 flags.DEFINE_integer("test_sentences", 0, "test pairs translated; 0 = all")
-flags.DEFINE_integer("beam_width", 5, "beam width of the test translations")
-flags.DEFINE_integer("bucket_width", 10, "words per length bucket")
-flags.DEFINE_integer("last_bucket", 60, "sources longer than this share the last bucket")
+flags.DEFINE_integer("beam_width", 5, "beam width of the test translations", lower_bound=1)
+flags.DEFINE_integer("bucket_width", 10, "words per length bucket", lower_bound=1)
+flags.DEFINE_integer("last_bucket", 60, "sources longer than this share the last bucket", lower_bound=1)
 flags.DEFINE_bool("cpu_model", True, "the small sizes of CPU_MODEL instead of the text recipe's own")
 flags.DEFINE_multi_string("set", [], "a `text` recipe field for every run, field=value (repeatable; wins)")
 flags.DEFINE_string("workdir", None, "where data subsets and runs go (default: a temporary folder)")
@@ -67,7 +67,25 @@ def bucket_of(length, bounds):
     return next(i for i, (_, hi, _) in enumerate(bounds) if hi is None or length <= hi)
 
 
-def run_config(preset, train_tsv, dev_tsv):
+def settings():
+    """The `--set` assignments, `{field: value}`, each parsed as its field's type in the `text` recipe (a
+    field whose default is None has its type too); UsageError for an unknown field or a bad value."""
+    config, parsed = load_config("text"), {}
+    for assignment in FLAGS.set:
+        field, _, value = assignment.partition("=")
+        if field not in config:
+            raise app.UsageError(f"--set {assignment}: the text recipe has no field {field!r}")
+        kind = config.get_type(field)
+        booleans = {"1": True, "true": True, "0": False, "false": False}
+        try:
+            parsed[field] = booleans[value.lower()] if kind is bool else kind(value)
+        except (KeyError, ValueError):
+            expected = "true/false (or 1/0)" if kind is bool else {int: "an int", float: "a number"}.get(kind, "a str")
+            raise app.UsageError(f"--set {assignment}: expected {expected} for {field}") from None
+    return parsed
+
+
+def run_config(preset, train_tsv, dev_tsv, overrides):
     """The `text` recipe for one run: one evaluation at the end, no truncation, no export."""
     config = load_config("text")
     config.update(model=preset, dataset="tsv", train_tsv=train_tsv, dev_tsv=dev_tsv, seed=0,
@@ -77,12 +95,7 @@ def run_config(preset, train_tsv, dev_tsv):
                   final_beam_width=1, num_samples=0, verbose=0, export=False)
     if FLAGS.cpu_model:
         config.update(CPU_MODEL)
-    for assignment in FLAGS.set:
-        field, _, value = assignment.partition("=")
-        if field not in config:
-            raise app.UsageError(f"--set {assignment}: the text recipe has no field {field!r}")
-        kind = type(config[field])
-        config[field] = value.lower() in ("1", "true") if kind is bool else kind(value)
+    config.update(overrides)
     return config
 
 
@@ -134,6 +147,7 @@ def prepare(root):
 def main(argv):
     corpus_files(FLAGS.data_dir, ["train.tsv", "dev.tsv", "test.tsv"])
     positive_integers("max_words", FLAGS.max_words, example="30,50")
+    overrides = settings()
     import zoo.models
 
     unknown = [preset for preset in FLAGS.presets if preset not in zoo.models.presets()]
@@ -156,7 +170,7 @@ def main(argv):
     }  # fmt: skip
     for preset in FLAGS.presets:
         for limit in map(int, FLAGS.max_words):
-            config = run_config(preset, paths[limit], paths["dev"])
+            config = run_config(preset, paths[limit], paths["dev"], overrides)
             name = f"{NAMES.get(preset, preset)}-{limit}"
             cpu = time.process_time()
             results, hypotheses, decode_seconds = train_and_translate(

@@ -95,31 +95,36 @@ def start_zoo_serve(base_path: str, log_path: str):
 
 
 async def run_level(url: str, clients: int) -> dict:
-    """`clients` concurrent clients, each sending requests back to back; latency stats."""
+    """`clients` concurrent clients, each sending requests back to back; latency stats of the answered
+    ones (a failed request's time is an error reply's). Raises RuntimeError when every request failed."""
     predict_url = f"{url}/v1/models/{FLAGS.model_name}:predict"
     body = {"signature_name": FLAGS.signature, "instances": [FLAGS.sentence]}
-    latencies, failures = [], 0
+    latencies, failures = [], []
 
     async def one_client():
-        nonlocal failures
         async with httpx.AsyncClient(timeout=60) as http:
             for _ in range(FLAGS.requests_per_client):
                 start = time.perf_counter()
                 response = await http.post(predict_url, json=body)
-                latencies.append(time.perf_counter() - start)
-                failures += response.status_code != 200
+                if response.status_code == 200:
+                    latencies.append(time.perf_counter() - start)
+                else:
+                    failures.append(f"HTTP {response.status_code}: {response.text[:200]}")
 
     start = time.perf_counter()
     await asyncio.gather(*(one_client() for _ in range(clients)))
     wall = time.perf_counter() - start
+    if not latencies:
+        raise RuntimeError(f"every request to {predict_url} failed; the first: {failures[0]}")
     latency_ms = np.array(latencies) * 1000
     return {
         "concurrency": clients,
-        "requests": len(latencies),
-        "failures": failures,
+        "requests": len(latencies) + len(failures),
+        "failures": len(failures),
+        "first_failure": failures[0] if failures else None,
         "p50_ms": round(float(np.percentile(latency_ms, 50)), 2),
         "p99_ms": round(float(np.percentile(latency_ms, 99)), 2),
-        "throughput_rps": round(len(latencies) / wall, 1),
+        "throughput_rps": round(len(latencies) / wall, 1),  # answered requests a second
     }
 
 
@@ -168,7 +173,10 @@ def main(argv):
         try:
             status = httpx.get(f"{url}/v1/models/{FLAGS.model_name}", timeout=10).json()
             model["version"] = status["model_version_status"][0]["version"]
-            asyncio.run(run_level(url, 2))  # Warm up connections and the graph.
+            try:
+                asyncio.run(run_level(url, 2))  # Warm up connections and the graph.
+            except RuntimeError as error:  # a wrong --signature or --model_name: no level would measure anything
+                raise SystemExit(f"serve.py: {error}") from None
             if FLAGS.soak:
                 report = run_soak(url, process)
             else:
@@ -183,7 +191,7 @@ def main(argv):
     if FLAGS.soak:
         report = {**report, "server": server, "model": model, "cpu_count": os.cpu_count(),
                   "load_average_1min_before": round(load_before, 2), "machine": machine.describe()}
-        os.makedirs(os.path.dirname(FLAGS.output), exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(FLAGS.output)), exist_ok=True)
         with open(FLAGS.output, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
         print(json.dumps({k: v for k, v in report.items() if k != "rss_mb"} | {"rss_mb": {
@@ -202,6 +210,7 @@ def main(argv):
         "machine": machine.describe(),
         "results": results,
     }, indent=2))
+    return 1 if any(level["failures"] for level in results) else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The zoo and OpenNMT-py side by side: one table (JSON) and both learning curves on one chart.
 
-    python benchmarks/peers/compare.py --peer benchmarks/results/peer_opennmt_py.json \
-        --zoo benchmarks/results/quality_debian_fr_en_20min.json --row opennmt_py_settings \
-        --out benchmarks/results/side_by_side.json --png benchmarks/results/side_by_side.png
+    python benchmarks/peers/compare.py --peer benchmarks/results/peer_opennmt_py_debian_fr_en_20min.json \
+        --zoo benchmarks/results/quality_debian_fr_en_20min.json --row tied_embeddings --row baseline \
+        --out benchmarks/results/side_by_side_debian_fr_en_20min.json
 
 `--peer` is the JSON of `benchmarks/peers/opennmt_py.py`, `--zoo` that of
 `benchmarks/quality.py`; `--row` picks the zoo's row (repeatable: several zoo rows may be

@@ -115,6 +115,14 @@ def test_learning_curves_put_each_run_on_one_chart_in_step_order():
     assert axes.get_xlabel() == "training step" and axes.get_ylabel() == "dev BLEU"
 
 
+def test_a_run_named_with_a_leading_underscore_keeps_its_legend_entry():
+    # matplotlib leaves "_..." labels out of the legend: the curve was drawn, but unnamed.
+    figure = learning_curves_figure({"_baseline": [(1, 2.0), (2, 3.0)], "zoo": [(1, 1.0)]})
+    assert [text.get_text() for text in figure.axes[0].get_legend().get_texts()] == [" _baseline", "zoo"]
+    figure = bleu_by_length_figure(["0-10", "10-20"], {"_old-30": [10.0, 5.0], "new-30": [12.0, 6.0]})
+    assert " _old-30" in [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+
+
 def test_learning_curves_refuse_no_runs_and_runs_without_points():
     with pytest.raises(ValueError, match="at least one run"):
         learning_curves_figure({})

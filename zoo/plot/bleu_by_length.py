@@ -6,6 +6,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from zoo.plot.labels import legend_label
+
 _NAME = re.compile(r"^(?P<model>.*?)-(?P<length>[0-9]+)$")  # "RNNsearch-50": model, longest training sentence
 LINE_STYLES = ("--", "-", ":", "-.")  # by training length, shortest first: dashed -30, solid -50 as in the paper
 MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -44,7 +46,7 @@ def bleu_by_length_figure(buckets, curves, counts=None, title=None):
         model, length = parts[name]
         index = models.index(model)
         y = np.array([np.nan if v is None else float(v) for v in values])
-        axes.plot(positions, y, label=name, color=f"C{index % 10}", marker=MARKERS[index % len(MARKERS)],
+        axes.plot(positions, y, label=legend_label(name), color=f"C{index % 10}", marker=MARKERS[index % len(MARKERS)],
                   linestyle=LINE_STYLES[lengths.index(length) % len(LINE_STYLES)])
     labels = list(buckets) if counts is None else [f"{b}\n({n})" for b, n in zip(buckets, counts)]
     axes.set_xticks(positions, labels=labels)

@@ -8,6 +8,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from zoo.constants import read_json_object
+from zoo.plot.labels import legend_label
 
 # What zoo-train records (docs/interfaces.md): Keras writes batch_* every 50 steps under
 # logs/train, the dev evaluation writes its scores at the optimizer step under logs/dev.
@@ -118,7 +119,7 @@ def learning_curves_figure(runs, title=None, ylabel="dev BLEU"):
         except (TypeError, ValueError):
             raise ValueError(f"learning_curves_figure: run {name!r} must be a non-empty sequence of "
                              f"(step, score) pairs, received {points!r:.200}") from None
-        axes.plot(steps, scores, marker="o", label=str(name))
+        axes.plot(steps, scores, marker="o", label=legend_label(name))
     axes.set(xlabel="training step", ylabel=ylabel)
     axes.grid(alpha=0.3)
     axes.legend()

@@ -18,6 +18,13 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 MAX_TOKEN_CHARS = 20  # longer tokens are cut with an ellipsis in tick labels
 
 
+def legend_label(name):
+    """`name` as a legend entry: matplotlib leaves out of the legend a label that starts with "_", so such a
+    name gets a space in front (shown, and still the name)."""
+    name = str(name)
+    return f" {name}" if name.startswith("_") else name
+
+
 def cut(text, max_chars):
     """`text` itself, or its first `max_chars - 1` characters and an ellipsis."""
     return text if len(text) <= max_chars else text[: max(max_chars - 1, 0)] + ELLIPSIS
