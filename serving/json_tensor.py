@@ -17,6 +17,7 @@ Strings travel as JSON strings (UTF-8); `{"b64": "..."}` carries binary strings 
 import base64
 import binascii
 import dataclasses
+import functools
 import json
 import math
 
@@ -270,9 +271,15 @@ def _to_json(array: np.ndarray):
     if array.dtype == object or array.dtype.kind == "S":
         return _map_nested(_bytes_to_json, array.tolist())
     if array.dtype in (np.float32, np.float16):
-        # Nine significant digits round-trip a float32 exactly without float64 noise digits.
-        return _map_nested(lambda x: float(f"{x:.9g}"), array.tolist())
+        return _map_nested(functools.partial(_float_text, kind=array.dtype.type), array.tolist())
     return array.tolist()
+
+
+def _float_text(value, kind):
+    """A float32 (or float16) as TF Serving writes it: six significant digits when they read back as the
+    same value (0.1, not 0.100000001), else nine, which always do."""
+    short = float(f"{value:.6g}")
+    return short if kind(short) == kind(value) else float(f"{value:.9g}")
 
 
 def _bytes_to_json(value: bytes):
