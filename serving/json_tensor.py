@@ -242,8 +242,10 @@ def _to_bytes(leaf, name: str) -> bytes:
         except UnicodeEncodeError:  # JSON's "\ud800" escapes parse to lone surrogates, which are no text
             raise BadRequestError(f"Input {quoted(name)}: a string is not valid Unicode (a lone surrogate)") from None
     if _is_b64(leaf) and isinstance(leaf["b64"], str):
+        # As TF Serving (abseil's Base64Unescape): whitespace skipped, the closing "=" optional.
+        text = "".join(leaf["b64"].split())
         try:
-            return base64.b64decode(leaf["b64"], validate=True)
+            return base64.b64decode(text + "=" * (-len(text) % 4 if len(text) % 4 != 1 else 0), validate=True)
         except binascii.Error as error:
             raise BadRequestError(f'Input {quoted(name)}: invalid base64 in {{"b64": ...}}: {error}') from None
     raise BadRequestError(f"Input {quoted(name)} expects strings (DT_STRING), got {describe(leaf)}")
