@@ -19,7 +19,6 @@ import binascii
 import dataclasses
 import functools
 import json
-import math
 
 import numpy as np
 
@@ -182,6 +181,9 @@ def _columnar_inputs(inputs, input_specs: dict) -> dict:
     return {names[0]: inputs}
 
 
+_LARGEST_DOUBLE = float(np.finfo(np.float64).max)
+
+
 def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
     """Nested JSON lists -> numpy array of `dtype` (a tf.DType), checking rectangularity and types."""
     shape, leaves = _flatten(value, name, MAX_RANK if max_rank is None else max_rank)
@@ -199,11 +201,13 @@ def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
         if bad:
             raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
     elif numpy_dtype.kind == "f":
-        # A finite number past the dtype's largest (most become infinity): refused as by TF Serving; NaN, Infinity pass
-        largest = float(np.finfo(numpy_dtype).max)
-        bad = [leaf for leaf in leaves if abs(leaf) > largest and (isinstance(leaf, int) or math.isfinite(leaf))]
+        # As TF Serving (its JSON parser reads numbers as doubles, then casts): a number past the dtype's largest
+        # becomes +-infinity; an integer no double holds is refused, as its parser refuses it.
+        bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > _LARGEST_DOUBLE]
         if bad:
             raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
+        with np.errstate(over="ignore"):
+            return np.array([float(leaf) for leaf in leaves], dtype=numpy_dtype).reshape(shape)
     return np.array(leaves, dtype=numpy_dtype).reshape(shape)
 
 

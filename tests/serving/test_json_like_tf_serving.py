@@ -30,3 +30,16 @@ def test_base64_inputs_read_as_tf_serving_reads_them():
     for bad in ("***", "MjAyM"):  # not base64; a length no padding completes
         with pytest.raises(BadRequestError, match="invalid base64"):
             _to_bytes({"b64": bad}, "source")
+
+
+def test_numbers_past_float32_become_infinities_as_in_tf_serving():
+    # TF Serving's own test FloatTensorThatExceedsMaxReturnsInf (tensorflow_serving/util/json_tensor_test.cc);
+    # zoo-serve refused them, saying TF Serving did. An integer no double holds is refused by both.
+    import tensorflow as tf
+
+    from serving.json_tensor import _to_array
+
+    converted = _to_array([1e39, -1e39, 10**39, 0.5], tf.float32, "length_penalty", None)
+    assert converted.dtype == np.float32 and list(converted) == [np.inf, -np.inf, np.inf, 0.5]
+    with pytest.raises(BadRequestError, match="an integer of 400 digits is out of range for float32"):
+        _to_array([int("9" * 400)], tf.float32, "length_penalty", None)
