@@ -19,6 +19,7 @@ import binascii
 import dataclasses
 import functools
 import json
+import sys
 
 import numpy as np
 
@@ -181,9 +182,6 @@ def _columnar_inputs(inputs, input_specs: dict) -> dict:
     return {names[0]: inputs}
 
 
-_LARGEST_DOUBLE = float(np.finfo(np.float64).max)
-
-
 def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
     """Nested JSON lists -> numpy array of `dtype` (a tf.DType), checking rectangularity and types."""
     shape, leaves = _flatten(value, name, MAX_RANK if max_rank is None else max_rank)
@@ -203,7 +201,7 @@ def _to_array(value, dtype, name: str, max_rank) -> np.ndarray:
     elif numpy_dtype.kind == "f":
         # As TF Serving (its JSON parser reads numbers as doubles, then casts): a number past the dtype's largest
         # becomes +-infinity; an integer no double holds is refused, as its parser refuses it.
-        bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > _LARGEST_DOUBLE]
+        bad = [leaf for leaf in leaves if isinstance(leaf, int) and abs(leaf) > sys.float_info.max]
         if bad:
             raise BadRequestError(f"Input {quoted(name)}: {describe(bad[0])} is out of range for {dtype.name}")
         with np.errstate(over="ignore"):
