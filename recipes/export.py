@@ -14,7 +14,7 @@ import os
 from absl import flags, logging
 
 from zoo import cli
-from zoo.constants import DEFAULT_MAX_BEAM_WIDTH, DEFAULT_MAX_SOURCE_LENGTH, MissingOpLibraryError
+from zoo.constants import DEFAULT_MAX_BEAM_WIDTH, DEFAULT_MAX_SOURCE_LENGTH, MAX_LENGTH_PENALTY, MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("workdir", None, "A zoo-train workdir (best.keras, vocab/, config.json).")
@@ -23,8 +23,8 @@ flags.DEFINE_integer("version", None, "Version number; default: one more than th
                      lower_bound=1)
 flags.DEFINE_integer("beam_width", None, "Beam width of serving_default, at most the export's largest "
                      f"({DEFAULT_MAX_BEAM_WIDTH}); default: the config's.", lower_bound=1, upper_bound=DEFAULT_MAX_BEAM_WIDTH)
-flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default; default: the config's.",
-                   lower_bound=0.0)
+flags.DEFINE_float("length_penalty", None, "Length penalty of serving_default, from 0 to "
+                   f"{MAX_LENGTH_PENALTY:g}; default: the config's.", lower_bound=0.0, upper_bound=MAX_LENGTH_PENALTY)
 flags.register_validator("length_penalty", lambda value: value is None or math.isfinite(value),
                          "--length_penalty must be a finite number")
 flags.DEFINE_integer("max_source_length", None, "Sources are cut to this many tokens; default: the training's "

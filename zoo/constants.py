@@ -30,6 +30,9 @@ FIRST_REGULAR_ID = len(RESERVED_TOKENS)  # the first id of a real token
 DEFAULT_BEAM_WIDTH = 5
 BEAM_STOPPING = ("exact", "approximate")  # the stopping rules of beam search (docs/decoding.md)
 DEFAULT_LENGTH_PENALTY = 0.6  # GNMT length penalty alpha (Wu et al., 2016)
+# |alpha| past this makes lp(t) ** alpha overflow float32 at a few dozen tokens (((5 + 81) / 6) ** 40 ~ 1e46):
+# every score would read 0 or -inf and the ranking would be arbitrary; the literature uses 0-2.
+MAX_LENGTH_PENALTY = 10.0
 DEFAULT_MAX_SOURCE_LENGTH = 200  # source tokens a translation reads (more when training read more)
 DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bound)
 

@@ -92,7 +92,8 @@ def test_zoo_serve_and_zoo_export_refuse_bad_numbers_and_places_they_cannot_writ
         ("zoo-export", [f"--workdir={tmp_path / 'file'}"], r"--workdir .*file.* not a directory", 2, ""),
         ("zoo-export", [f"--workdir={tmp_path}", "--version=0"], r"--version=0: 0 is not a positive integer", 2, ""),
         ("zoo-export", [f"--workdir={tmp_path}", "--length_penalty=nan"], r"--length_penalty must be a finite number", 2, ""),
-        ("zoo-export", [f"--workdir={tmp_path}", "--length_penalty=inf"], r"--length_penalty must be a finite number", 2, ""),
+        ("zoo-export", [f"--workdir={tmp_path}", "--length_penalty=inf"], r"--length_penalty=inf: .*\[0.0, 10.0\]", 2, ""),
+        ("zoo-export", [f"--workdir={tmp_path}", "--length_penalty=11"], r"--length_penalty=11: .*\[0.0, 10.0\]", 2, ""),
     ]  # fmt: skip
     if CAN_DENY_ROOT:
         cases.append(("zoo-export", [f"--workdir={tmp_path}", "--export_dir=/sys/zoo_export"],

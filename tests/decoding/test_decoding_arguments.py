@@ -53,6 +53,10 @@ def test_scored_targets_are_checked(model):
     (lambda: BeamSearch(3, length_penalty=float("nan")), ValueError, "length_penalty must not be NaN"),
     (lambda: Greedy(length_penalty="x"), TypeError, "length_penalty must be a number"),
     (lambda: Greedy(coverage_penalty=-1.0), ValueError, "coverage_penalty must be >= 0"),  # as for BeamSearch
+    # lp(t) ** 100 overflowed float32 (every score -0.0: tied), lp(t) ** -100 underflowed (scores -inf)
+    (lambda: BeamSearch(3, length_penalty=100.0), ValueError, r"length_penalty must be between -10.0 and 10.0"),
+    (lambda: BeamSearch(3, length_penalty=-10.5), ValueError, r"length_penalty must be between -10.0 and 10.0"),
+    (lambda: Greedy(length_penalty=np.float32(40)), ValueError, r"length_penalty must be between -10.0 and 10.0"),
     (lambda: Sampling(temperature="x"), TypeError, "temperature must be a number"),
     (lambda: Sampling(temperature=float("nan")), ValueError, "temperature must not be NaN"),
     (lambda: Sampling(top_k=2.5), TypeError, "top_k must be an integer"),
@@ -110,8 +114,8 @@ def test_an_empty_batch_decodes_and_scores_eagerly(name):
 
 
 @pytest.mark.parametrize("make, words", [
-    (lambda value: BeamSearch(3, length_penalty=value), "length_penalty must be finite"),
-    (lambda value: Greedy(length_penalty=value), "length_penalty must be finite"),
+    (lambda value: BeamSearch(3, length_penalty=value), "length_penalty must be between -10.0 and 10.0"),
+    (lambda value: Greedy(length_penalty=value), "length_penalty must be between -10.0 and 10.0"),
     (lambda value: Sampling(temperature=value, seed=1), "temperature must be a number, not NaN"),
 ])
 def test_run_time_nan_parameters_fail_instead_of_decoding(model, make, words):
@@ -119,6 +123,14 @@ def test_run_time_nan_parameters_fail_instead_of_decoding(model, make, words):
     assert search(SOURCE, tf.constant(0.5)).shape[0] == 2
     with pytest.raises(tf.errors.InvalidArgumentError, match=words):
         search(SOURCE, tf.constant(float("nan")))
+
+
+@pytest.mark.parametrize("value", [100.0, -10.5])
+def test_run_time_length_penalties_past_the_bound_fail_instead_of_tying(model, value):
+    search = tf.function(lambda ids, alpha: decode(model, ids, BeamSearch(3, length_penalty=alpha)).scores)
+    assert np.all(search(SOURCE, tf.constant(-10.0)).numpy() < 0)  # the bounds themselves decode
+    with pytest.raises(tf.errors.InvalidArgumentError, match="length_penalty must be between -10.0 and 10.0"):
+        search(SOURCE, tf.constant(value))
 
 
 @pytest.mark.parametrize("name", ["temperature", "top_k", "seed"])

@@ -125,10 +125,14 @@ def test_a_parameter_with_another_number_of_values_is_refused(loaded):
         beam(loaded, TEST_SOURCES, [[3] * len(TEST_SOURCES)], 1, 0.6)
 
 
-def test_a_negative_length_penalty_is_refused(loaded):
-    # -100 overflowed the GNMT divisor: every hypothesis scored -inf and the answer was empty translations.
-    with pytest.raises(tf.errors.InvalidArgumentError, match="beam_search: length_penalty must be >= 0"):
-        beam(loaded, TEST_SOURCES, 3, 2, [0.6, 0.6, -100.0, 0.6, 0.6])
+@pytest.mark.parametrize("penalty", [-100.0, -0.5, 10.5, 100.0])
+def test_a_length_penalty_outside_its_range_is_refused(loaded, penalty):
+    # -100 overflowed the GNMT divisor: every hypothesis scored -inf and the answer was empty translations;
+    # 100 overflowed it the other way: every score read -0.0, tied, and the ranking was arbitrary.
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"beam_search: length_penalty must be between 0 and 10.0; received.*\[" + rf"{penalty:g}\]"):
+        beam(loaded, TEST_SOURCES, 3, 2, [0.6, 0.6, penalty, 0.6, 0.6])
+    assert beam(loaded, TEST_SOURCES, 3, 1, 10.0)["scores"].shape == (len(TEST_SOURCES), 1)  # the bound itself
     assert as_str(beam(loaded, TEST_SOURCES, 3, 1, float("nan"))["translations"]) == as_str(
         beam(loaded, TEST_SOURCES, 3, 1, LENGTH_PENALTY)["translations"])  # a non-finite one: the export's
 

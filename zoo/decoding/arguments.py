@@ -11,6 +11,8 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from zoo.constants import MAX_LENGTH_PENALTY
+
 
 def _is_number(value, integer):
     """Whether `value` is an int (any integer type, not a bool), or for `integer=False` any real number,
@@ -45,15 +47,20 @@ def check_number(value, name, integer=False, finite=False, scalar=False):
         raise ValueError(f"{name} must be finite, received {static!r}.")
 
 
-def assert_number(value, name, finite=False):
+def assert_number(value, name, finite=False, largest=None):
     """The run-time half of `check_number` for a float tensor whose value is not known while tracing:
-    a graph assertion that it is not NaN (nor infinite when `finite`); nothing for a known value.
-    Strategies call it once per batch (in `start`), where `tf.function` runs every assertion."""
+    a graph assertion that it is not NaN (nor infinite when `finite`, nor above `largest` in magnitude
+    when given); nothing for a known value. Strategies call it once per batch (in `start`), where
+    `tf.function` runs every assertion."""
     if tf.get_static_value(value) is not None:
         return
     value = tf.cast(value, tf.float32)
     good = tf.math.is_finite(value) if finite else tf.logical_not(tf.math.is_nan(value))
-    tf.debugging.assert_equal(tf.reduce_all(good), True, message=f"{name} must be {'finite' if finite else 'a number, not NaN'}")
+    words = "finite" if finite else "a number, not NaN"
+    if largest is not None:
+        good &= tf.abs(value) <= largest
+        words = f"between -{largest} and {largest}"
+    tf.debugging.assert_equal(tf.reduce_all(good), True, message=f"{name} must be {words}")
 
 
 def check_penalties(length_penalty, coverage_penalty):
@@ -61,6 +68,12 @@ def check_penalties(length_penalty, coverage_penalty):
     bound of beam search, and the meaning of the penalty, take it to be <= 0)."""
     check_number(length_penalty, "length_penalty", finite=True, scalar=True)
     check_number(coverage_penalty, "coverage_penalty", finite=True, scalar=True)
+    alpha = tf.get_static_value(length_penalty)
+    if alpha is not None and np.any(np.abs(np.asarray(alpha, np.float64)) > MAX_LENGTH_PENALTY):
+        raise ValueError(
+            f"length_penalty must be between -{MAX_LENGTH_PENALTY} and {MAX_LENGTH_PENALTY} (a larger one overflows the"
+            f" length penalty's float32 divisor, and every score would tie), received {alpha!r}."
+        )
     beta = tf.get_static_value(coverage_penalty)
     if beta is not None and np.any(np.asarray(beta) < 0):
         raise ValueError(
@@ -69,8 +82,9 @@ def check_penalties(length_penalty, coverage_penalty):
 
 
 def assert_penalties(length_penalty, coverage_penalty):
-    """The run-time half of `check_penalties`: both finite (a graph assertion when not known while tracing)."""
-    assert_number(length_penalty, "length_penalty", finite=True)
+    """The run-time half of `check_penalties`: both finite, the length penalty within +-`MAX_LENGTH_PENALTY`
+    (graph assertions when not known while tracing)."""
+    assert_number(length_penalty, "length_penalty", finite=True, largest=MAX_LENGTH_PENALTY)
     assert_number(coverage_penalty, "coverage_penalty", finite=True)
 
 

@@ -203,10 +203,11 @@ class ServingModule(tf.Module):
         num_hypotheses = tf.clip_by_value(num_hypotheses, 1, beam_width)
         length_penalty = per_example(length_penalty, batch_size, "length_penalty")
         length_penalty = tf.where(tf.math.is_finite(length_penalty), length_penalty, self.length_penalty)
-        negative = tf.debugging.Assert(  # as zoo-export and zoo-translate refuse it (an overflowing divisor: no hypothesis)
-            tf.reduce_all(length_penalty >= 0.0),
-            ["beam_search: length_penalty must be >= 0; received", tf.reduce_min(length_penalty)])
-        with tf.control_dependencies([negative]):
+        outside = (length_penalty < 0.0) | (length_penalty > constants.MAX_LENGTH_PENALTY)  # as zoo-export refuses it
+        refused = tf.debugging.Assert(tf.logical_not(tf.reduce_any(outside)), [  # (an overflowing divisor: tied scores)
+            f"beam_search: length_penalty must be between 0 and {constants.MAX_LENGTH_PENALTY}; received",
+            tf.boolean_mask(length_penalty, outside)[:1]])
+        with tf.control_dependencies([refused]):
             length_penalty = tf.identity(length_penalty)
         result = beam_search_per_example(
             self.model, source_ids, beam_width, num_hypotheses, length_penalty, self.coverage_penalty, requested,

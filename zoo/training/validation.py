@@ -9,7 +9,7 @@ adds) take any value of their type; the data fields are checked when the data is
 import importlib
 import math
 
-from zoo.constants import BEAM_STOPPING, DEFAULT_MAX_BEAM_WIDTH
+from zoo.constants import BEAM_STOPPING, DEFAULT_MAX_BEAM_WIDTH, MAX_LENGTH_PENALTY
 
 _MAX_ID = 2**31 - 1  # ids are int32
 
@@ -158,7 +158,7 @@ RULES = {
     # final_beam_width is also serving_default's beam, which the export bounds
     "final_beam_width": Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,
                              f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam"),
-    "length_penalty": at_least(0.0), "beam_stopping": one_of(BEAM_STOPPING),
+    "length_penalty": between(0.0, MAX_LENGTH_PENALTY), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
     "target_bleu": between(0.0, 100.0), "checkpoint_every_steps": COUNT, "checkpoints_to_keep": POSITIVE,
