@@ -9,7 +9,7 @@ from decoding_toy_model import ToyModel, hypotheses, sampling_distribution
 
 from zoo.data.vocabulary import BOS_ID, EOS_ID, PAD_ID
 from zoo.decoding import Greedy, Sampling, decode, sequence_log_prob
-from zoo.decoding.sampling import keep_top_k
+from zoo.decoding.sampling import keep_top_k, noise_from_bits
 
 
 def padded(sentences):
@@ -147,6 +147,38 @@ def test_keep_top_k_keeps_the_k_best_with_ties_to_the_lower_id():
     np.testing.assert_array_equal(keep_top_k(scores, 100).numpy(), scores.numpy())
     compiled = tf.function(keep_top_k, jit_compile=True)
     np.testing.assert_array_equal(compiled(scores, tf.constant(1)).numpy()[:, :2], [[inf, 0.5], [3.0, inf]])
+
+
+def test_gumbel_noise_is_finite_for_every_hash_even_all_ones():
+    # The all-ones hash once gave uniform 1.0 in float32 and noise +inf: a token of probability 1e-18,
+    # or one outside top_k, was drawn once in 2**24 (seed 229781 below hit it).
+    bits = tf.constant([0, 1, 255, 256, 2**31, 2**32 - 257, 2**32 - 256, 2**32 - 1], tf.uint32)
+    noise = noise_from_bits(bits).numpy()
+    assert np.all(np.isfinite(noise)) and np.all(np.diff(noise) >= 0), noise  # monotone in the top 24 bits
+    assert noise[-1] == pytest.approx(-np.log(-np.log1p(-(2.0**-24))), rel=1e-3)
+
+
+class EndAlmostSurely:
+    """Every step: the end token has log-probability ~0, each other token -40 (p ~ 4e-18)."""
+
+    vocab_size = 64
+
+    def encode(self, source_ids):
+        return {"mask": tf.not_equal(source_ids, 0)}, {"h": tf.zeros([tf.shape(source_ids)[0], 1])}
+
+    def step(self, token_ids, state, memory):
+        row = tf.nn.log_softmax(tf.where(tf.range(self.vocab_size) == EOS_ID, 0.0, -40.0))
+        mask = tf.cast(memory["mask"], tf.float32)
+        attention = tf.tile((mask / tf.reduce_sum(mask, 1, keepdims=True))[:, None, :], [1, tf.shape(token_ids)[1], 1])
+        return tf.broadcast_to(row, tf.concat([tf.shape(token_ids), [self.vocab_size]], 0)), state, attention
+
+
+@pytest.mark.parametrize("top_k", [0, 1, 2])
+def test_a_seed_whose_noise_was_infinite_draws_the_end_token(top_k):
+    for jit in (False, True):
+        search = tf.function(lambda ids: decode(EndAlmostSurely(), ids, Sampling(top_k=top_k, seed=229781)).ids,
+                             jit_compile=jit)
+        assert search(np.array([[4, 5, 6]], np.int32)).numpy()[0, 0, 0] == EOS_ID
 
 
 def test_rejects_a_negative_top_k():

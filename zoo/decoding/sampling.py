@@ -57,10 +57,16 @@ def gumbel_noise(keys, step, token_ids):
     """
     step_keys = mix32(keys + _u32(step) * _u32(_GOLDEN))  # (B,)
     tokens = mix32(_u32(token_ids) * _u32(_GOLDEN))  # (V,)
-    bits = mix32(tf.bitwise.bitwise_xor(step_keys[:, None], tokens[None, :]))  # (B, V)
-    # 24 bits, centred in their interval: uniform in (0, 1), both logs finite.
+    return noise_from_bits(mix32(tf.bitwise.bitwise_xor(step_keys[:, None], tokens[None, :])))  # (B, V)
+
+
+def noise_from_bits(bits):
+    """Standard Gumbel noise, float32, from uint32 hash bits (their top 24), finite for every value."""
+    # 24 bits, centred in their interval: uniform in (0, 1), both logs finite. Float32 rounds the top one,
+    # 2**24 - 0.5, up to 2**24 (uniform 1, noise +inf: a token of any probability, even outside top_k, won
+    # once in 2**24 draws): it is held at the largest float32 below 1, every other draw as it was.
     uniform = (tf.cast(tf.bitwise.right_shift(bits, _u32(8)), tf.float32) + 0.5) / 2.0**24
-    return -tf.math.log(-tf.math.log(uniform))
+    return -tf.math.log(-tf.math.log(tf.minimum(uniform, 1.0 - 2.0**-24)))
 
 
 def keep_top_k(scores, k):
