@@ -101,6 +101,41 @@ def test_run_time_widths_are_checked(model):
         limited(SOURCE, 0)
 
 
+def test_integers_past_int32_are_refused_not_wrapped(model):
+    # Each was cut to int32 first: id 2**32 + 4 decoded as id 4, max_length 2**32 + 1 capped every
+    # translation at 1 token, a width of 2**31 failed deep in TensorFlow without naming beam_width.
+    with pytest.raises(ValueError, match=r"source_ids must be token ids in \[0, 10\), received 4294967300"):
+        decode(model, np.array([[2**32 + 4, 5, 6]], np.int64), Greedy())
+    with pytest.raises(ValueError, match=r"target_ids must be token ids in \[0, 6\), received 4294967300"):
+        sequence_log_prob(model, SOURCE[:1], np.array([[2**32 + 4]], np.int64))
+    with pytest.raises(ValueError, match="max_length must be at most 2147483647 .* received 4294967297"):
+        decode(model, SOURCE, Greedy(), max_length=2**32 + 1)
+    with pytest.raises(ValueError, match="beam_width must be at most 2147483647 .* received 2147483648"):
+        decode(model, SOURCE, BeamSearch(2**31))
+    search = tf.function(lambda ids, cap: decode(model, ids, Greedy(), max_length=cap).ids,
+                         input_signature=[tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([], tf.int64)])
+    assert search(SOURCE.astype(np.int64), 5).shape[0] == 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_length must be at most 2147483647"):
+        search(SOURCE.astype(np.int64), 2**32 + 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"source_ids must be token ids in \[0, 10\)"):
+        search(np.array([[2**32 + 4, 5, 6]], np.int64), 5)
+
+
+def test_a_top_k_past_int32_keeps_the_whole_vocabulary(model):
+    whole = decode(model, SOURCE, Sampling(top_k=10**6, seed=5)).ids.numpy()  # it was top_k=1 (2**32 + 1 wrapped)
+    np.testing.assert_array_equal(decode(model, SOURCE, Sampling(top_k=2**32 + 1, seed=5)).ids.numpy(), whole)
+    np.testing.assert_array_equal(decode(model, SOURCE, Sampling(top_k=np.int64(2**40), seed=5)).ids.numpy(), whole)
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: Sampling(temperature=1e39, seed=1), "temperature"),
+    (lambda: BeamSearch(3, coverage_penalty=1e39), "coverage_penalty"),
+])
+def test_floats_past_float32_are_refused_by_name(make, name):
+    with pytest.raises(ValueError, match=rf"{name} must fit float32 \(at most 3.402823e\+38 in magnitude\)"):
+        make()
+
+
 @pytest.mark.parametrize("name", zoo.models.presets())
 def test_an_empty_batch_decodes_and_scores_eagerly(name):
     # Eagerly the shapes are all known: a (0, S) batch once reshaped (S, 0) to (1, 0) in the

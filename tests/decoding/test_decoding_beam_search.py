@@ -206,6 +206,16 @@ def test_result_layout():
     assert result.trim().ids.shape[2] == lengths.max()
 
 
+def test_slots_no_hypothesis_reached_are_empty():
+    # Four tokens may be produced, so a width-6 beam over one step has four hypotheses: the other two
+    # slots had length 1 and a PAD id, which a reader of ids[:length] took for a token.
+    result = beam_search(ToyModel(seed=1), padded([[4, 5]]), beam_width=6, num_hypotheses=6, max_length=1)
+    lengths, scores = result.lengths.numpy()[0], result.scores.numpy()[0]
+    np.testing.assert_array_equal(lengths, [1, 1, 1, 1, 0, 0])
+    assert np.all(np.isfinite(scores[:4])) and np.all(scores[4:] == -np.inf)
+    assert np.all(result.log_probs.numpy()[0, 4:] == -np.inf) and np.all(result.ids.numpy()[0, 4:] == 0)
+
+
 def test_default_max_length_is_twice_the_source_plus_ten_per_sentence():
     model = ToyModel(seed=1, end_bias=-1e4)  # never ends
     source = padded([[4, 5, 1], [5]])

@@ -13,6 +13,9 @@ import tensorflow as tf
 
 from zoo.constants import MAX_LENGTH_PENALTY
 
+INT32_MAX = np.iinfo(np.int32).max  # the searches count in int32: a larger integer would wrap around
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def _is_number(value, integer):
     """Whether `value` is an int (any integer type, not a bool), or for `integer=False` any real number,
@@ -45,6 +48,8 @@ def check_number(value, name, integer=False, finite=False, scalar=False):
         raise ValueError(f"{name} must not be NaN, received {static!r}.")
     if finite and np.any(np.isinf(values)):
         raise ValueError(f"{name} must be finite, received {static!r}.")
+    if np.any(np.isfinite(values) & (np.abs(values) > FLOAT32_MAX)):  # a double the float32 search cannot hold
+        raise ValueError(f"{name} must fit float32 (at most {FLOAT32_MAX:.7g} in magnitude), received {static!r}.")
 
 
 def assert_number(value, name, finite=False, largest=None):
@@ -120,18 +125,36 @@ def static_int(value, name, minimum=None):
     check_number(value, name, integer=True)
     static = tf.get_static_value(value)
     if static is None:
-        tensor = tf.cast(tf.reshape(value, []), tf.int32)
-        if minimum is None:
-            return tensor
-        check = tf.debugging.assert_greater_equal(tensor, minimum, message=f"{name} must be >= {minimum}")
-        with tf.control_dependencies([check]):
-            return tf.identity(tensor)
+        value = tf.reshape(value, [])
+        checks = [] if minimum is None else [
+            tf.debugging.assert_greater_equal(value, tf.cast(minimum, value.dtype), message=f"{name} must be >= {minimum}")]
+        if value.dtype.max > INT32_MAX:  # an int64 (or unsigned) tensor, checked before it is cut to int32
+            checks.append(tf.debugging.assert_less_equal(value, tf.cast(INT32_MAX, value.dtype),
+                                                         message=f"{name} must be at most {INT32_MAX}"))
+        if not checks:
+            return tf.cast(value, tf.int32)
+        with tf.control_dependencies(checks):  # identity: a cast to the same dtype adds no op to depend on
+            return tf.identity(tf.cast(value, tf.int32))
     if getattr(static, "size", 1) != 1:
         raise ValueError(f"{name} must be a scalar, received shape {getattr(static, 'shape', None)}.")
     result = int(static.item() if hasattr(static, "item") else static)
     if minimum is not None and result < minimum:
         raise ValueError(f"{name} must be >= {minimum}, received {result}.")
+    if result > INT32_MAX:
+        raise ValueError(f"{name} must be at most {INT32_MAX} (the search counts in int32), received {result}.")
     return result
+
+
+def int32_clamped(value):
+    """Integers (a scalar or a vector) as int32, any past int32's largest held at it: for a bound such as
+    `top_k`, where every value from the vocabulary's size up means the same."""
+    static = tf.get_static_value(value)
+    if static is not None:  # through float64, which holds every int32 exactly: no int64 overflow for 2**70
+        return tf.constant(np.minimum(np.asarray(static, np.float64), INT32_MAX).astype(np.int32))
+    value = tf.convert_to_tensor(value)
+    if value.dtype.max > INT32_MAX:
+        value = tf.minimum(value, tf.cast(INT32_MAX, value.dtype))
+    return tf.cast(value, tf.int32)
 
 
 def checked_ids(ids, name, vocab_size=None, empty_rows=False):
@@ -152,17 +175,19 @@ def checked_ids(ids, name, vocab_size=None, empty_rows=False):
         raise ValueError(f"{name} must have shape (batch, length), received shape {tuple(shape)}.")
     if shape.rank == 2 and shape[1] == 0 and shape[0] != 0 and not empty_rows:  # an empty batch is a batch (its result is empty)
         raise ValueError(f"{name} must have at least one position per sentence, received shape {tuple(shape)}.")
-    ids = tf.cast(ids, tf.int32)
-    if vocab_size is None:
-        return ids
-    message = f"{name} must be token ids in [0, {vocab_size})"
+    # Checked in their own dtype, before the cast: an int64 id past int32 would wrap around to another id.
+    limit = INT32_MAX + 1 if vocab_size is None else vocab_size
+    message = f"{name} must be token ids in [0, {limit})"
+    if ids.dtype.max < limit and vocab_size is None:  # int8, int16, uint8, uint16, int32: nothing to wrap
+        return tf.cast(ids, tf.int32)
     if tf.executing_eagerly():
         values = ids.numpy()
-        bad = values[(values < 0) | (values >= vocab_size)]
+        bad = values[(values < 0) | (values >= limit)]
         if bad.size:
             raise ValueError(f"{message}, received {int(bad[0])}.")
-        return ids
-    checks = [tf.debugging.assert_non_negative(ids, message=message),
-              tf.debugging.assert_less(ids, vocab_size, message=message)]
+        return tf.cast(ids, tf.int32)
+    checks = [tf.debugging.assert_non_negative(ids, message=message)]
+    if limit <= ids.dtype.max:  # else every value of the dtype lies below it
+        checks.append(tf.debugging.assert_less(ids, tf.cast(limit, ids.dtype), message=message))
     with tf.control_dependencies(checks):
-        return tf.identity(ids)
+        return tf.identity(tf.cast(ids, tf.int32))

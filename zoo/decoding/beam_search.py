@@ -232,7 +232,9 @@ class BeamSearch(DecodingStrategy, name="beam_search"):
         if not self.alignments:
             attention = no_alignments(ids, inputs.source_length)
         done = search.finished
-        return DecodingResult.from_time_major(ids, done.last_step + 1, done.scores, done.log_probs, attention)
+        # A slot no hypothesis reached (a beam wider than the sentences there are) has length 0, not 1.
+        lengths = tf.where(done.log_probs > NEG_INF, done.last_step + 1, 0)
+        return DecodingResult.from_time_major(ids, lengths, done.scores, done.log_probs, attention)
 
 
 def _of_parents(covered, parents):

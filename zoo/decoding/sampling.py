@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from zoo.decoding.arguments import assert_number, check_number, per_sentence
+from zoo.decoding.arguments import assert_number, check_number, int32_clamped, per_sentence
 from zoo.decoding.history import check_alignments
 from zoo.decoding.single_hypothesis import SingleHypothesisSearch
 
@@ -154,7 +154,7 @@ class Sampling(SingleHypothesisSearch, name="sampling"):
         return Draw(
             keys=sentence_keys(inputs.source_ids, inputs.source_mask, per_sentence(seed, batch, "seed")),
             temperature=per_sentence(tf.cast(self.temperature, tf.float32), batch, "temperature"),
-            top_k=per_sentence(tf.cast(self.top_k, tf.int32), batch, "top_k"),
+            top_k=per_sentence(int32_clamped(self.top_k), batch, "top_k"),  # past the vocabulary: all of it
             token_ids=() if inputs.output_ids is None else inputs.output_ids,  # a column's noise is its id's
         )
 
