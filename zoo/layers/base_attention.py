@@ -259,7 +259,6 @@ class BaseAttention(keras.layers.Layer):
         return config
 
 
-
 # The methods that may run outside a call, and the arguments a call with `method=` passes them from (query, value).
 _METHODS = {
     "precompute": lambda query, value: (value,),
