@@ -59,12 +59,16 @@ def hold_workdir(workdir, write=True):
     (another shell's zoo-train, a second notebook) is refused instead of mixing its checkpoints, best model and
     export with this one's. An advisory lock on the directory itself (`flock`), released however the process ends.
 
+    A `workdir` this call created and the run left empty (it failed before writing anything: sizes only the
+    model's weights reveal, data that cannot load) is removed again.
+
     Raises:
       ValueError: another run holds `workdir`.
     """
     if not write or fcntl is None:
         yield
         return
+    created = not os.path.exists(workdir)
     os.makedirs(workdir, exist_ok=True)
     fd = os.open(workdir, os.O_RDONLY)
     try:
@@ -78,3 +82,5 @@ def hold_workdir(workdir, write=True):
         yield
     finally:
         os.close(fd)
+        if created and not os.listdir(workdir):
+            os.rmdir(workdir)
