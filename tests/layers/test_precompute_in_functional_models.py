@@ -50,6 +50,25 @@ def test_precomputed_keys_train_and_follow_the_weights(name, tmp_path):
     np.testing.assert_allclose(reloaded.predict([query, value], verbose=0), outputs, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_a_model_with_precomputed_keys_may_use_the_weights_too(name, tmp_path):
+    # Keras checks a model's outputs against the outputs of a layer's first node: with the one-output
+    # precompute node first, the weights of the call after it were "not connected to inputs".
+    rng = np.random.default_rng(2)
+    query, value = rng.normal(size=(8, 3, 6)).astype("float32"), rng.normal(size=(8, 4, 6)).astype("float32")
+    layer = LAYERS[name]()
+    query_input, value_input = keras.Input((3, 6)), keras.Input((4, 6))
+    layer.build(query_input.shape, value_input.shape)
+    context, weights = layer(query_input, value_input, keys=layer.precompute(value_input))
+    model = keras.Model([query_input, value_input], [context, keras.layers.Activation("linear")(weights)])
+    outputs = model.predict([query, value], verbose=0)
+    for output, direct in zip(outputs, layer(query, value)):
+        np.testing.assert_allclose(output, keras.ops.convert_to_numpy(direct), atol=1e-5)
+    model.save(tmp_path / "model.keras")
+    for output, again in zip(outputs, keras.models.load_model(tmp_path / "model.keras").predict([query, value], verbose=0)):
+        np.testing.assert_allclose(again, output, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["reduced_rank", "concat", "additive"])
 def test_scores_from_symbolic_inputs_train_every_weight(name):
     rng = np.random.default_rng(1)

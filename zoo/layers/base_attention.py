@@ -200,8 +200,9 @@ class BaseAttention(keras.layers.Layer):
                 )
 
     def call(self, query, value, mask=None, keys=None, training=None, method=None):
-        if method is not None:
-            return self._method(method)(*_METHODS[method](query, value))
+        if method is not None:  # the result twice: every node of the layer has two outputs (see `_node_when_symbolic`)
+            result = self._method(method)(*_METHODS[method](query, value))
+            return result, result
         self._check_inputs(query, value, keys)
         single_step = len(query.shape) == 2
         if single_step:
@@ -238,7 +239,7 @@ class BaseAttention(keras.layers.Layer):
         keys_dim = self.keys_dim(*self._built_dims)
         shape = {"precompute": value.shape[:-1] + (keys_dim,), "score_query": query.shape[:-1] + (keys_dim,),
                  "score": query.shape[:-1] + value.shape[1:2]}[method]
-        return keras.KerasTensor(tuple(shape), dtype=self.compute_dtype)
+        return tuple(keras.KerasTensor(tuple(shape), dtype=self.compute_dtype) for _ in range(2))
 
     def _method(self, method):
         if method not in _METHODS:
@@ -271,7 +272,10 @@ def _node_when_symbolic(method):
     """`method` (one of `_METHODS`) that, given a symbolic tensor (a functional model being built), calls
     the layer with `method=` its name instead: a node of the layer, whose result reads the weights every
     time the model runs (computed here, it would hold the weights of this moment as constants: never
-    trained, and on JAX arrays that training deletes)."""
+    trained, and on JAX arrays that training deletes). The node answers its result twice, as
+    `(context, weights)` are two: Keras checks a functional model's outputs against the number of
+    outputs of a layer's first node, so a one-output node first left the weights of a later call
+    "not connected to inputs"."""
     name = method.__name__
 
     @functools.wraps(method)
@@ -280,8 +284,8 @@ def _node_when_symbolic(method):
             return method(self, *arguments)
         if name == "precompute":
             self._check_precompute(*arguments)
-            return self(arguments[0], arguments[0], method=name)
+            return self(arguments[0], arguments[0], method=name)[0]
         self._check_built(name)
-        return self(arguments[0], arguments[-1], method=name)
+        return self(arguments[0], arguments[-1], method=name)[0]
 
     return wrapper
