@@ -269,6 +269,27 @@ def test_masked_weights_exactly_zero_and_softmax_stable_with_large_scores(
     np.testing.assert_allclose(att[np.array(LENGTHS) > 0].sum(-1), 1.0, atol=1e-2)
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("make", [lambda policy: DotAttention(dtype=policy),
+                                  lambda policy: GeneralAttention(kernel_initializer="identity", dtype=policy)])
+def test_scores_past_float16s_range_give_finite_weights(make, policy):
+    # s.h = 65536 passed float16's largest value, 65504: the score was inf, the weights NaN.
+    query = np.full((1, 1024), 8.0, "float32")
+    value = np.stack([np.full(1024, 8.0), np.full(1024, -8.0), np.zeros(1024)])[None].astype("float32")
+    context, weights = make(policy)(query, value)
+    np.testing.assert_array_equal(as_float32_numpy(weights), [[1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(as_float32_numpy(context), value[:, 0])
+
+
+def test_real_scores_below_the_masked_fill_still_get_the_weight():
+    # Masked scores were -1e9: with every real score below that, the weight went to the masked positions
+    # and was then zeroed, leaving a row with real tokens all zeros.
+    query, value = np.array([[-4e4]], "float32"), np.array([[[1e5], [2e5], [0.0]]], "float32")
+    context, weights = DotAttention()(query, value, mask=np.array([[True, True, False]]))
+    np.testing.assert_array_equal(ops.convert_to_numpy(weights), [[1.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(ops.convert_to_numpy(context), [[1e5]])
+
+
 @variants
 def test_masked_values_do_not_change_the_outputs(cls, kwargs, dq, reference, weight_names, key_dim):
     query, value, mask = make_inputs(dq, 3)

@@ -6,10 +6,11 @@ import numbers
 import keras
 from keras import ops
 
-# Masked scores are set to this before the softmax, which runs in float32 or wider
-# (so the constant is safe whatever the compute dtype), then multiplied by the mask
-# so that masked weights are exactly 0.
-_MASKED_SCORE = -1e9
+# Masked scores are set to float32's lowest finite value before the softmax, which runs in float32
+# or wider (so the constant is safe whatever the compute dtype; -1e9 lost to real scores below it),
+# then multiplied by the mask so that masked weights are exactly 0.
+_MASKED_SCORE = -3.4028234663852886e38
+_FLOAT16_MAX = 65504.0
 
 
 class BaseAttention(keras.layers.Layer):
@@ -101,8 +102,13 @@ class BaseAttention(keras.layers.Layer):
 
         One batched product that reads `keys` transposed in place: a decoding step does not
         copy the keys of the whole sentence into a transposed tensor (nor its gradient back).
+        In float16, whose largest value is 65504, the sums run in float32 and are held within that
+        range: an overflowing score would make the weights NaN.
         """
-        return ops.einsum("bqd,bvd->bqv", query, keys)
+        if keras.backend.standardize_dtype(query.dtype) != "float16":
+            return ops.einsum("bqd,bvd->bqv", query, keys)
+        scores = ops.einsum("bqd,bvd->bqv", ops.cast(query, "float32"), ops.cast(keys, "float32"))
+        return ops.cast(ops.clip(scores, -_FLOAT16_MAX, _FLOAT16_MAX), "float16")
 
     def build(self, query_shape, value_shape, mask_shape=None, keys_shape=None):
         query_shape = tuple(query_shape)
