@@ -290,6 +290,28 @@ def test_real_scores_below_the_masked_fill_still_get_the_weight():
     np.testing.assert_array_equal(ops.convert_to_numpy(context), [[1e5]])
 
 
+@pytest.mark.parametrize("make", [DotAttention, GeneralAttention, lambda: AdditiveAttention(4)])
+def test_keras_implicit_masks_are_read_and_passed_on(make):
+    # The mask of an Embedding(mask_zero=True) before the layer was dropped: padded source positions got
+    # weight, and a loss after the layer counted padded target positions.
+    source, target = keras.Input((None,), dtype="int32"), keras.Input((None,), dtype="int32")
+    value = keras.layers.Embedding(10, 4, mask_zero=True)(source)
+    query = keras.layers.Embedding(10, 4, mask_zero=True)(target)
+    layer = make()
+    context, weights = layer(query, value)
+    passed_on = keras.layers.Dense(2)(context)
+    model = keras.Model([source, target], [weights, passed_on])
+    source_ids, target_ids = np.array([[1, 2, 0, 0], [3, 0, 0, 0]]), np.array([[3, 4, 0], [5, 0, 0]])
+    attention, _ = model.predict([source_ids, target_ids], verbose=0)
+    assert np.all(attention[source_ids[:, None, :].repeat(3, 1) == 0] == 0)
+    np.testing.assert_allclose(attention.sum(-1), 1.0, rtol=1e-6)
+    for output in (context, weights, passed_on):  # the query's mask, as keras.layers.Attention passes it on
+        assert output._keras_mask is not None and tuple(output._keras_mask.shape) == (None, None)
+    explicit = layer(query, value, mask=keras.ops.ones_like(source, dtype="bool"))[1]  # an explicit mask wins
+    attention, all_real = keras.Model([source, target], [weights, explicit]).predict([source_ids, target_ids], verbose=0)
+    assert np.all(all_real[:, :, 2:] > 0) and np.all(attention[:, :, 2:] == 0)
+
+
 @variants
 def test_masked_values_do_not_change_the_outputs(cls, kwargs, dq, reference, weight_names, key_dim):
     query, value, mask = make_inputs(dq, 3)

@@ -6,6 +6,12 @@ import numbers
 import keras
 from keras import ops
 
+try:  # the mask Keras attaches to a tensor (Embedding(mask_zero=True)); not exported by keras itself
+    from keras.src.backend.common.masking import get_keras_mask
+except ImportError:  # pragma: no cover - an older Keras 3 kept it as an attribute only
+    def get_keras_mask(x):
+        return getattr(x, "_keras_mask", None)
+
 # Masked scores are set to float32's lowest finite value before the softmax, which runs in float32
 # or wider (so the constant is safe whatever the compute dtype; -1e9 lost to real scores below it),
 # then multiplied by the mask so that masked weights are exactly 0.
@@ -45,7 +51,9 @@ class BaseAttention(keras.layers.Layer):
         value: `(B, Tv, Dv)`, the encoder outputs.
         mask: optional bool `(B, Tv)`, True for real tokens (numbers: nonzero). Masked positions get
             weight exactly 0; a row with no real token gets all-zero weights and a
-            zero context.
+            zero context. Without it, the mask Keras attached to `value` (an
+            `Embedding(mask_zero=True)` before it) is used, and the query's own is passed on
+            to both outputs.
         keys: optional `(B, Tv, Dk)`, the result of `precompute(value)`, to skip
             re-projecting the values at every decoding step.
         training: bool, whether dropout is active.
@@ -114,19 +122,12 @@ class BaseAttention(keras.layers.Layer):
         query_shape = tuple(query_shape)
         value_shape = tuple(value_shape)
         if len(query_shape) not in (2, 3):
-            raise ValueError(
-                f"{self.name}: query must have shape (B, Dq) or (B, Tq, Dq), "
-                f"received shape {query_shape}."
-            )
+            raise ValueError(f"{self.name}: query must have shape (B, Dq) or (B, Tq, Dq), received shape {query_shape}.")
         if len(value_shape) != 3:
-            raise ValueError(
-                f"{self.name}: value must have shape (B, Tv, Dv), received shape {value_shape}."
-            )
+            raise ValueError(f"{self.name}: value must have shape (B, Tv, Dv), received shape {value_shape}.")
         if query_shape[-1] is None or value_shape[-1] is None:
-            raise ValueError(
-                f"{self.name}: the last dimension of query and value must be known, "
-                f"received query {query_shape} and value {value_shape}."
-            )
+            raise ValueError(f"{self.name}: the last dimension of query and value must be known, "
+                             f"received query {query_shape} and value {value_shape}.")
         self.build_projections(int(query_shape[-1]), int(value_shape[-1]))
         self._built_dims = (int(query_shape[-1]), int(value_shape[-1]))
         self._dropout_layer.build(None)
@@ -159,16 +160,11 @@ class BaseAttention(keras.layers.Layer):
         dtype = keras.backend.standardize_dtype(mask.dtype)
         if dtype != "bool" and not ("int" in dtype or "float" in dtype):
             raise TypeError(f"{self.name}: mask must be bool (or 0/1 numbers), received dtype {dtype}.")
-        mask_shape = tuple(mask.shape)
-        value_shape = tuple(value.shape)
-        if len(mask_shape) != 2 or any(
-            m is not None and v is not None and m != v
-            for m, v in zip(mask_shape, value_shape[:2])
-        ):
-            raise ValueError(
-                f"{self.name}: mask must be bool with shape (B, Tv) = {value_shape[:2]} "
-                f"matching value {value_shape}, received mask of shape {mask_shape}."
-            )
+        mask_shape, value_shape = tuple(mask.shape), tuple(value.shape)
+        if len(mask_shape) != 2 or any(m is not None and v is not None and m != v
+                                       for m, v in zip(mask_shape, value_shape[:2])):
+            raise ValueError(f"{self.name}: mask must be bool with shape (B, Tv) = {value_shape[:2]} "
+                             f"matching value {value_shape}, received mask of shape {mask_shape}.")
 
     def _check_inputs(self, query, value, keys):
         """Ranks, then batches (`_check_batches`), then the sizes the layer was built for: a ValueError
@@ -205,7 +201,8 @@ class BaseAttention(keras.layers.Layer):
                     f"shape {shape} and value of shape {value_shape}."
                 )
 
-    def call(self, query, value, mask=None, keys=None, training=None, method=None):
+    def call(self, query, value, mask=None, keys=None, training=None, method=None, value_mask=None):
+        mask = value_mask if mask is None else mask  # Keras fills `value_mask` in from value's own (Embedding's)
         if method is not None:  # the result twice: every node of the layer has two outputs (see `_node_when_symbolic`)
             result = self._method(method)(*_METHODS[method](query, value))
             return result, result
@@ -238,9 +235,10 @@ class BaseAttention(keras.layers.Layer):
         weights = self._dropout_layer(weights, training=training)
         return ops.matmul(weights, value), weights  # (B, Tq, Dv), (B, Tq, Tv)
 
-    def compute_output_spec(self, query, value, mask=None, keys=None, training=None, method=None):
+    def compute_output_spec(self, query, value, mask=None, keys=None, training=None, method=None, value_mask=None):
         if method is None:
-            return super().compute_output_spec(query, value, mask=mask, keys=keys, training=training)
+            return super().compute_output_spec(query, value, mask=mask, keys=keys, training=training,
+                                               value_mask=value_mask)
         self._method(method)
         keys_dim = self.keys_dim(*self._built_dims)
         shape = {"precompute": value.shape[:-1] + (keys_dim,), "score_query": query.shape[:-1] + (keys_dim,),
@@ -257,8 +255,11 @@ class BaseAttention(keras.layers.Layer):
         weights_shape = tuple(query_shape[:-1]) + (value_shape[1],)
         return context_shape, weights_shape
 
-    def compute_mask(self, query, value, mask=None, keys=None):
-        return None
+    def compute_mask(self, query, previous_mask=None):
+        """The query's own Keras mask (its padded positions) on both outputs, as `keras.layers.Attention`
+        passes it on: a loss after the layer then leaves padded target positions out."""
+        query_mask = get_keras_mask(query)
+        return None if query_mask is None else (query_mask, query_mask)
 
     def get_config(self):
         config = super().get_config()
