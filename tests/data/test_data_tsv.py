@@ -114,3 +114,22 @@ def test_a_file_with_carriage_returns_alone_for_line_ends_says_so():
     fields, reason = split_line("un\tone\rdeux\ttwo\rtrois\tthree")  # an old Mac file: one line
     assert fields is None and "got 4 fields and carriage returns (\\r) inside the line" in reason
     assert split_line("un\tone\r") == (["un", "one"], None)  # a CRLF line end is fine
+
+
+def test_carriage_returns_alone_are_refused_in_a_file_of_several_references_too(tmp_path):
+    # With several targets allowed, the one line of an old Mac file read as one pair with 5 "references"
+    # (zoo-eval: 1 sentence, nrefs:5; a streamed training file: 1 pair), without a word.
+    path = _write(tmp_path, "dev.tsv", "\r".join(f"source {i}\ttarget {i}" for i in range(6)) + "\r")
+    with pytest.raises(DataError, match=r"dev\.tsv: .*carriage returns \(\\r\) inside the line"):
+        read_tsv_report(path, multi_reference=True)
+
+
+@pytest.mark.parametrize("fraction, bad", [(0.29, 29), (0.57, 57), (0.1, 10)])
+def test_exactly_max_bad_fraction_of_malformed_lines_is_tolerated(tmp_path, fraction, bad):
+    # 0.29 * 100 is 28.999999999999996 in floating point: 29 of 100 was refused as "more than 29%".
+    lines = ["no tab"] * bad + [f"s{i}\tt{i}" for i in range(100 - bad)]
+    path = _write(tmp_path, "train.tsv", "\n".join(lines) + "\n")
+    assert len(read_tsv(path, max_bad_fraction=fraction)) == 100 - bad
+    with pytest.raises(DataError, match=rf"{bad + 1} of 100 lines are malformed"):
+        _write(tmp_path, "train.tsv", "\n".join(["no tab"] + lines[:99]) + "\n")
+        read_tsv(path, max_bad_fraction=fraction)

@@ -56,6 +56,14 @@ def test_parse_lines_in_the_graph_keeps_valid_ones_and_the_first_target():
     sources, targets = parse_tsv_lines(lines)
     assert sources.numpy().tolist() == [b"a", b"x", b"s"]  # not the line that is not UTF-8
     assert targets.numpy().tolist() == [b"b", b"y", b"t"]
+    sources, _ = parse_tsv_lines(tf.constant([b"un\tone\rdeux\ttwo\r", b"trois\tthree\r"]))  # \r alone: a bad line
+    assert sources.numpy().tolist() == [b"trois"]
+
+
+def test_a_streamed_file_with_carriage_returns_alone_is_refused(tmp_path):
+    path = _write(tmp_path, "train.tsv", "\r".join(f"{s}\t{t}" for s, t in _pairs(30)) + "\r")
+    with pytest.raises(DataError, match="carriage returns"):  # it trained on "1 training pairs"
+        scan_tsv(path, sample_size=50, seed=1)
 
 
 def test_scan_counts_checks_and_samples(tmp_path, caplog):

@@ -38,8 +38,9 @@ class SentencePieceTokenizer(Tokenizer):
     stock TF Serving runs it. Text is cleaned as by every zoo tokenizer
     (`zoo.data.normalize`), then normalized by the model's own rule (NFKC by default), so
     `decode(encode(x))` is NFKC(x) with runs of spaces collapsed (NFC(x) for a model built
-    with `normalization="nfc"`), except that a literal `▁` (U+2581, SentencePiece's own mark of
-    a word's start) reads as a space, as in the char tokenizer. With byte fallback (the
+    with `normalization="nfc"`); the default rule ("nmt_nfkc") also reads some invisible and
+    control characters as a space (U+200B) or drops them (U+200F, U+FFFD). And a literal `▁`
+    (U+2581, SentencePiece's own mark of a word's start) reads as a space, as in the char tokenizer. With byte fallback (the
     default), a character outside the vocabulary becomes its UTF-8 byte pieces, so no text
     ever encodes as `<unk>`.
 

@@ -134,10 +134,10 @@ def split_line(line, multi_reference=False):
     fields = [field.strip() for field in line.split("\t")]
     if not line.strip():
         return None, f"empty line, expected {expected}"
+    if "\r" in line:  # old Mac line ends: the whole file reads as one line (with several targets: one pair)
+        return None, f"expected {expected}, got {len(fields)} fields and carriage returns (\\r) inside the line: " \
+                     "lines must end with \\n or \\r\\n, not \\r alone"
     if len(fields) < 2 or (len(fields) > 2 and not multi_reference):
-        if "\r" in line:  # old Mac line ends: the whole file reads as one line
-            return None, f"expected {expected}, got {len(fields)} fields and carriage returns (\\r) inside the line: " \
-                         "lines must end with \\n or \\r\\n, not \\r alone"
         return None, f"expected {expected}, got {len(fields)} fields"
     if not fields[0]:
         return None, f"empty source, expected {expected}"
@@ -182,7 +182,7 @@ def check_bad_lines(path, bad_lines, num_bad, num_lines, num_pairs, strict, max_
     more = f" (and {num_bad - _SHOWN_BAD_LINES} more)" if num_bad > _SHOWN_BAD_LINES else ""
     if num_bad and strict:
         raise DataError(f"{path}: {num_bad} malformed line(s): {shown}{more}")
-    if num_bad and num_bad > max_bad_fraction * num_lines:
+    if num_bad and num_bad / num_lines > max_bad_fraction:  # 29 of 100 is not more than 0.29 (0.29 * 100 is below 29)
         raise DataError(
             f"{path}: {num_bad} of {num_lines} lines are malformed (more than "
             f"{max_bad_fraction:.0%}): {shown}{more}"

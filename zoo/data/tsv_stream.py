@@ -148,14 +148,15 @@ def parse_tsv_lines(lines):
     """TSV lines tf.string `(B,)` -> `(sources, targets)` tf.string `(B',)`, the valid lines only.
 
     A valid line has a source and one or more targets, none empty after stripping; the
-    target is the first one, and its bytes are UTF-8. A byte order mark and a carriage return
-    are ignored.
+    target is the first one, and its bytes are UTF-8. A byte order mark and a final carriage return
+    are ignored; one inside the line (old Mac line ends) makes it malformed.
     """
     utf8 = tf.equal(tf.strings.unicode_transcode(lines, "UTF-8", "UTF-8", errors="replace"), lines)
     lines = tf.strings.regex_replace(lines, "^\ufeff|\r$", "")
     fields = tf.strings.split(lines, "\t")  # (B, None)
     fields = tf.ragged.map_flat_values(tf.strings.strip, fields)
     filled = tf.ragged.map_flat_values(lambda field: tf.strings.length(field) > 0, fields)
-    valid = (fields.row_lengths() >= 2) & tf.reduce_all(filled, axis=1) & utf8
+    no_lone_cr = tf.strings.regex_full_match(lines, "[^\r]*")  # a carriage return inside a line: as `split_line`
+    valid = (fields.row_lengths() >= 2) & tf.reduce_all(filled, axis=1) & utf8 & no_lone_cr
     columns = tf.ragged.boolean_mask(fields, valid).to_tensor(default_value="", shape=[None, 2])
     return columns[:, 0], columns[:, 1]
