@@ -1,5 +1,6 @@
 """Each notebook's setup cell leaves the zoo importable in the kernel that ran it, as on a fresh Colab runtime."""
 
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -45,7 +46,12 @@ def test_setup_cell_puts_the_clone_on_the_kernels_path(name, in_colab, tmp_path,
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     shell = FakeShell(clone)
     setup = nbformat.read(os.path.join(COLAB, f"{name}.ipynb"), as_version=4).cells[1].source
-    exec(TransformerManager().transform_cell(setup), {"get_ipython": lambda: shell})
+    namespace = {"get_ipython": lambda: shell}
+    exec(TransformerManager().transform_cell(setup), namespace)
     assert any("pip install" in command for command in shell.commands)
+    if in_colab:  # tensorflow-text of Colab's TensorFlow (IPython expands {TF_MINOR}): the newest replaced it
+        assert any('"tensorflow-text=={TF_MINOR}.*"' in command for command in shell.commands), shell.commands
+        installed = importlib.metadata.version("tensorflow")
+        assert installed.startswith(namespace["TF_MINOR"] + ".") and namespace["TF_MINOR"].count(".") == 1
     assert os.path.abspath(os.getcwd()) == os.path.join(clone, "colab")
     assert clone in sys.path, "the kernel that ran `pip install -e` cannot import the zoo until it restarts"
