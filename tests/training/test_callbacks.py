@@ -161,6 +161,31 @@ def test_periodic_checkpoints_hold_the_step_they_were_taken_at(tmp_path):
     assert PeriodicCheckpoint(manager, every_steps=0).every_steps == 0  # 0 = epoch checkpoints only
 
 
+def test_a_checkpoint_within_an_epoch_holds_the_training_time_so_far(tmp_path):
+    # Only the epoch's end added to train_seconds: a run killed after a checkpoint within an epoch lost that
+    # time but kept its steps, and results.json overstated tokens/s (about 1.9x in the report).
+    model, state = tiny_model(), TrainingState()
+    manager = manager_for(model, state, tmp_path / "ckpt")
+    dev_eval = DevEvaluation(scripted([1.0]), state, manager, None, str(tmp_path / "logs"), print_fn=lambda line: None)
+    slow = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: time.sleep(0.05))
+    model.fit(data(), epochs=1, steps_per_epoch=STEPS_PER_EPOCH, verbose=0,
+              callbacks=[dev_eval, slow, PeriodicCheckpoint(manager, 4, dev_eval.count_time)])
+    within = tf.train.load_checkpoint(manager.checkpoints[0]).get_tensor("state/train_seconds/.ATTRIBUTES/VARIABLE_VALUE")
+    assert 4 * 0.05 <= within < 6 * 0.05 + 1.0  # the 4 steps before it
+    total = float(state.train_seconds.numpy())  # the whole epoch, counted once
+    assert 6 * 0.05 <= total < 6 * 0.05 + 1.0 and total > within
+
+
+def test_the_first_evaluation_is_progress_whatever_min_delta(tmp_path):
+    # Measured from a starting BLEU of -1, a first BLEU below min_delta - 1 counted against the patience:
+    # the run stopped, or the plateau schedule decayed, after its first evaluation.
+    dev_eval, state, lines = run_dev_evaluation(tmp_path, [0.74, 6.0, 6.5, 7.0], patience=1, min_delta=5.0)
+    assert [h["bleu"] for h in dev_eval.history] == [0.74, 6.0, 6.5]
+    assert "early stopping" not in lines[0] and "early stopping" not in lines[1]
+    assert dev_eval.stop_reason == "early stopping: no BLEU gain of 5.0 in 1 evaluations"
+    assert float(state.progress_bleu.numpy()) == 6.0
+
+
 @pytest.mark.parametrize("steps_per_epoch", [1, STEPS_PER_EPOCH])
 def test_a_diverged_loss_stops_the_run_before_anything_saves_it(tmp_path, steps_per_epoch):
     model, state = tiny_model(), TrainingState()

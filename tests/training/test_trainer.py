@@ -184,3 +184,14 @@ def test_bad_input_exits_with_one_clear_line(tmp_path):
         lines = [line for line in err.splitlines() if line.startswith("zoo-train: error:")]
         assert len(lines) == 1 and re.search(BAD_INPUTS[name][1], lines[0]), (name, err)
         assert "Traceback" not in err, (name, err)
+
+
+def test_an_epoch_is_a_whole_number_of_host_calls_and_the_log_says_so(tmp_path):
+    # Keras ran epochs of 8 steps for steps_per_epoch=5 at 4 steps a call, with no word: the evaluations fell
+    # at steps 8 and 16 and the progress bar read "8/5".
+    lines = []
+    results = train_and_evaluate(tiny_config(steps_per_epoch=5, steps_per_execution=4, num_epochs=2),
+                                 str(tmp_path / "run"), print_fn=lines.append)
+    assert [h["step"] for h in results["evaluations"]] == [8, 16]
+    assert any("an epoch is 8 steps, not 5: a whole number of host calls of steps_per_execution=4" in line
+               for line in lines), lines

@@ -74,8 +74,15 @@ class DevEvaluation(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = time.monotonic()
 
+    def count_time(self):
+        """Adds the training time since the epoch began or since the last call to `state.train_seconds`: before
+        any save of the state, so that a run killed after a checkpoint within an epoch keeps its time too."""
+        now = time.monotonic()
+        self.state.train_seconds.assign_add(now - self._epoch_start)
+        self._epoch_start = now
+
     def on_epoch_end(self, epoch, logs=None):
-        self.state.train_seconds.assign_add(time.monotonic() - self._epoch_start)
+        self.count_time()
         self.state.epoch.assign(epoch + 1)
         self.state.evaluated.assign(0)
         self.checkpoint_manager.save()
@@ -113,7 +120,8 @@ class DevEvaluation(keras.callbacks.Callback):
         # (which any gain moves): steady gains below min_delta each add up to progress.
         reference = float(self.state.progress_bleu.numpy())
         decayed = False
-        if scores.bleu >= (reference if reference >= 0 else best) + self.min_delta:
+        baseline = reference if reference >= 0 else best  # below 0: the first evaluation, nothing to gain over
+        if baseline < 0 or scores.bleu >= baseline + self.min_delta:
             self.state.progress_bleu.assign(scores.bleu)
             self.state.bad_evaluations.assign(0)
         else:
@@ -252,16 +260,19 @@ def check_loss(logs, when):
 class PeriodicCheckpoint(StepCounter):
     """Saves the training state every `every_steps` optimizer steps (within epochs)."""
 
-    def __init__(self, checkpoint_manager, every_steps):
+    def __init__(self, checkpoint_manager, every_steps, before_save=None):
         super().__init__()
         self.checkpoint_manager = checkpoint_manager
         self.every_steps = every_steps
+        self.before_save = before_save  # e.g. `DevEvaluation.count_time`
         self._saved = 0
 
     def on_train_batch_end(self, batch, logs=None):
         super().on_train_batch_end(batch, logs)
         if self.every_steps and self.step // self.every_steps > self._saved // self.every_steps:
             check_loss(logs, f"at step {self.step}")
+            if self.before_save is not None:
+                self.before_save()
             self.checkpoint_manager.save()
             self._saved = self.step
 

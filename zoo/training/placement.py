@@ -87,10 +87,14 @@ def prepare(config, placement, workdir, train_pairs, tokenizers, log):
     if not batches:
         raise DataError(no_pair_left(config, num_pairs(train_pairs)))
     steps_per_epoch = config.steps_per_epoch or batches
+    per_call = distribute.resolve_steps_per_execution(config.steps_per_execution, strategy, steps_per_epoch)
     with strategy.scope():
-        model = compile_model(build_model(config, *sizes), config, jit_compile,
-                              distribute.resolve_steps_per_execution(config.steps_per_execution, strategy,
-                                                                     steps_per_epoch), lr_scale=state.add_lr_scale())
+        model = compile_model(build_model(config, *sizes), config, jit_compile, per_call, lr_scale=state.add_lr_scale())
+    if steps_per_epoch % per_call:  # Keras runs whole host calls: an epoch of 5 steps at 4 a call ran 8, unsaid
+        rounded = -(-steps_per_epoch // per_call) * per_call
+        log(f"  an epoch is {rounded} steps, not {steps_per_epoch}: a whole number of host calls of "
+            f"steps_per_execution={per_call}")
+        steps_per_epoch = rounded
     checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(placement.own_dir, "checkpoints"),
                                          max_to_keep=config.checkpoints_to_keep)

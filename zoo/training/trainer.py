@@ -96,7 +96,7 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, deadlin
     bar = [StepsProgbar(steps_per_epoch, config.train_steps)] if config.verbose and placement.chief else []
     callbacks = [limits, *bar, dev_eval, zoo_callbacks.StepTensorBoard(logs, update_freq=50)]
     if config.checkpoint_every_steps:
-        callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps))
+        callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps, dev_eval.count_time))
 
     return dev_eval, limits, callbacks
 
