@@ -17,14 +17,13 @@ Progress goes to stderr when stderr is a terminal or `--progress` is set.
 
 from zoo import startup  # first: the profile's first phase ends at its import
 
-import math
 import os
 import sys
 
 from absl import flags
 
 from zoo import cli
-from zoo.constants import MissingOpLibraryError
+from zoo.constants import FLOAT32_MAX, MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "A SavedModel dir, an export dir of versions (newest used) or a zoo-train workdir.")
@@ -34,7 +33,7 @@ flags.DEFINE_integer("beam_width", None, "Beam width (1: greedy search); unset: 
 flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.", lower_bound=1)
 flags.DEFINE_float("sampling_temperature", None, "Sample translations at this temperature (> 0) instead of searching.")
 flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable tokens only (0: all of them).",
-                     lower_bound=0)
+                     lower_bound=0, upper_bound=2**31 - 1)  # an int32, as the export's `sample` signature takes
 flags.DEFINE_integer("seed", 0, "Seed of the sampling draws (an int32, as the export's `sample` signature takes).",
                      lower_bound=-(2**31), upper_bound=2**31 - 1)
 flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
@@ -53,9 +52,11 @@ def main(argv):
         raise cli.CommandError(f"--model {FLAGS.model!r} is not a directory; expected an export or a workdir")
     sampling = None
     if FLAGS.sampling_temperature is not None:
-        if not math.isfinite(FLAGS.sampling_temperature) or FLAGS.sampling_temperature <= 0 or FLAGS.beam_width is not None:
-            raise cli.CommandError(f"sampling expects a finite --sampling_temperature > 0 and no --beam_width, got "
-                                   f"{FLAGS.sampling_temperature} and {FLAGS.beam_width}")
+        # float32's largest at most: the export's `sample` reads 1e39 as an infinite temperature
+        if not 0 < FLAGS.sampling_temperature <= FLOAT32_MAX or FLAGS.beam_width is not None:
+            raise cli.CommandError(f"sampling expects a finite --sampling_temperature > 0 (a float32, at most "
+                                   f"{FLOAT32_MAX:.7g}) and no --beam_width, got {FLAGS.sampling_temperature} and "
+                                   f"{FLAGS.beam_width}")
         sampling = {"temperature": FLAGS.sampling_temperature, "top_k": FLAGS.sampling_top_k, "seed": FLAGS.seed}
     else:
         ignored = [f"--{name}={FLAGS[name].value}" for name in ("sampling_top_k", "seed") if FLAGS[name].present]

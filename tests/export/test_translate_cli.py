@@ -262,6 +262,10 @@ def test_zoo_eval_scores_the_export_against_its_own_translations(export_base, lo
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--beam_width=2"], b"no --beam_width"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=nan"], b"finite --sampling_temperature > 0"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=inf"], b"finite --sampling_temperature > 0"),
+        # An export read 1e39 as an infinite temperature, and top_k 2**32 + 3 as 3 (a workdir as the whole vocabulary)
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1e39"], b"(a float32, at most 3.402823e+38)"),
+        ("recipes.translate", ["--model=/tmp", "--sampling_temperature=2", "--sampling_top_k=4294967299"],
+         b"--sampling_top_k=4294967299: 4294967299 is not an integer in the range [0, 2147483647]"),
         ("recipes.translate", ["--model=/tmp", "--sampling_temperature=1", "--seed=4294967297"],
          b"--seed=4294967297: 4294967297 is not an integer in the range [-2147483648, 2147483647]"),  # it wrapped to seed 1
         ("recipes.translate", ["--model=/tmp", "--sampling_top_k=5"],  # was ignored: beam search ran

@@ -37,6 +37,14 @@ def test_a_missing_signature_is_named_with_those_there_are(two_signatures):
         load_translate_fn(two_signatures, sampling={"temperature": 1.0, "top_k": 0, "seed": 0})
 
 
+@pytest.mark.parametrize("sampling", [{"temperature": 1e39, "top_k": 0, "seed": 0},
+                                      {"temperature": 1.0, "top_k": 2**32 + 3, "seed": 0}])
+def test_sampling_values_the_export_cannot_hold_are_refused(two_signatures, sampling):
+    # The export's `sample` takes a float32 temperature and an int32 top_k: 1e39 read as inf, 2**32 + 3 as 3.
+    with pytest.raises(ValueError, match=r"a temperature > 0 \(at most 3.402823e\+38\) and a top_k from 0 to 2147483647"):
+        load_translate_fn(two_signatures, sampling=sampling)
+
+
 def test_the_description_says_the_beam_width_the_export_clamps_to(two_signatures):
     extra = os.path.join(two_signatures, "assets.extra")
     os.makedirs(extra, exist_ok=True)

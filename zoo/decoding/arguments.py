@@ -11,10 +11,9 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from zoo.constants import MAX_LENGTH_PENALTY
+from zoo.constants import FLOAT32_MAX, MAX_LENGTH_PENALTY
 
 INT32_MAX = np.iinfo(np.int32).max  # the searches count in int32: a larger integer would wrap around
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _is_number(value, integer):
