@@ -118,7 +118,8 @@ class TranslationClient:
 
         Returns:
             A `Translation` per text (one `Translation` if `texts` is a string), each holding
-            `n_best` hypotheses, best first; `.text` and `.score` are the best one's.
+            `n_best` hypotheses, best first; `.text` and `.score` are the best one's. The export
+            clamps the beam to its `max_beam_width` (64 by default), so at most that many come back.
         """
         single = isinstance(texts, str)
         sources = [texts] if single else _texts(texts)
