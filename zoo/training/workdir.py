@@ -82,5 +82,5 @@ def hold_workdir(workdir, write=True):
         yield
     finally:
         os.close(fd)
-        if created and not os.listdir(workdir):
+        if created and os.path.isdir(workdir) and not os.listdir(workdir):  # (removed meanwhile: nothing to do)
             os.rmdir(workdir)
