@@ -23,7 +23,7 @@ import sys
 from absl import flags
 
 from zoo import cli
-from zoo.constants import FLOAT32_MAX, MissingOpLibraryError
+from zoo.constants import FLOAT32_MAX, INT32_MAX, MissingOpLibraryError
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "A SavedModel dir, an export dir of versions (newest used) or a zoo-train workdir.")
@@ -33,9 +33,9 @@ flags.DEFINE_integer("beam_width", None, "Beam width (1: greedy search); unset: 
 flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.", lower_bound=1)
 flags.DEFINE_float("sampling_temperature", None, "Sample translations at this temperature (> 0) instead of searching.")
 flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable tokens only (0: all of them).",
-                     lower_bound=0, upper_bound=2**31 - 1)  # an int32, as the export's `sample` signature takes
+                     lower_bound=0, upper_bound=INT32_MAX)  # an int32, as the export's `sample` signature takes
 flags.DEFINE_integer("seed", 0, "Seed of the sampling draws (an int32, as the export's `sample` signature takes).",
-                     lower_bound=-(2**31), upper_bound=2**31 - 1)
+                     lower_bound=-INT32_MAX - 1, upper_bound=INT32_MAX)
 flags.DEFINE_bool("progress", None, "Show progress on stderr (default: when stderr is a terminal).")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.DEFINE_bool("shortlist", None, "Vocabulary selection (a workdir's vocab/shortlist.npz) or not (--noshortlist); "

@@ -33,6 +33,7 @@ DEFAULT_LENGTH_PENALTY = 0.6  # GNMT length penalty alpha (Wu et al., 2016)
 # |alpha| past this makes lp(t) ** alpha overflow float32 at a few dozen tokens (((5 + 81) / 6) ** 40 ~ 1e46):
 # every score would read 0 or -inf and the ranking would be arbitrary; the literature uses 0-2.
 MAX_LENGTH_PENALTY = 10.0
+INT32_MAX = 2**31 - 1  # the searches and the export's signatures count in int32: a larger integer would wrap
 FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max: a larger double is inf to a float32 tensor
 DEFAULT_MAX_SOURCE_LENGTH = 200  # source tokens a translation reads (more when training read more)
 DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bound)

@@ -11,9 +11,7 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from zoo.constants import FLOAT32_MAX, MAX_LENGTH_PENALTY
-
-INT32_MAX = np.iinfo(np.int32).max  # the searches count in int32: a larger integer would wrap around
+from zoo.constants import FLOAT32_MAX, INT32_MAX, MAX_LENGTH_PENALTY
 
 
 def _is_number(value, integer):

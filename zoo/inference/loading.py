@@ -168,9 +168,9 @@ def _check_sampling(sampling, beam_width):
     if beam_width is not None:
         raise ValueError(f"sampling and a beam width exclude each other; received beam_width={beam_width}")
     # float32 and int32, as the export's `sample` takes them (1e39 would read as inf, 2**32 + 3 as 3)
-    if not 0 < sampling.get("temperature", 0) <= constants.FLOAT32_MAX or not 0 <= sampling.get("top_k", 0) < 2**31:
+    if not 0 < sampling.get("temperature", 0) <= constants.FLOAT32_MAX or not 0 <= sampling.get("top_k", 0) <= constants.INT32_MAX:
         raise ValueError(f"sampling needs a temperature > 0 (at most {constants.FLOAT32_MAX:.7g}) and a top_k "
-                         f"from 0 to {2**31 - 1}, received {sampling}")
+                         f"from 0 to {constants.INT32_MAX}, received {sampling}")
 
 
 def _describe_sampling(sampling):
