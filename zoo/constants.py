@@ -42,6 +42,7 @@ DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bo
 SAVED_MODEL_FILE = "saved_model.pb"
 ASSETS_EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "zoo_export.json"  # in assets.extra/: the defaults baked into an export
+BLEU_TOKENIZE = "bleu_tokenize"  # the zoo_export.json key: the sacreBLEU tokenizer the training scored with
 WARMUP_FILE = "tf_serving_warmup_requests"  # in assets.extra/: TF Serving's warmup records
 
 # A training workdir's files (docs/interfaces.md, "A training workdir").

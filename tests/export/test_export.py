@@ -33,6 +33,7 @@ from zoo.export import (
 from zoo.export import warmup, writer
 from zoo.export.signatures import serving_signature
 from zoo.export.warmup import decode_prediction_log, encode_prediction_log
+from zoo.inference.evaluation import evaluate_model
 from zoo.models.workdir import load_workdir, source_cap
 
 
@@ -319,7 +320,7 @@ def test_serving_module_rejects_a_tokenizer_that_does_not_fit_the_model(parts):
 def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
     model, source_tokenizer, target_tokenizer = parts
     config = {"model": {"name": "bahdanau"}, "max_source_length": MAX_SOURCE_LENGTH, "final_beam_width": BEAM_WIDTH,
-              "length_penalty": LENGTH_PENALTY}
+              "length_penalty": LENGTH_PENALTY, "bleu_tokenize": "char"}
     workdir = write_workdir(str(tmp_path / "run"), model, source_tokenizer, target_tokenizer, config)
     restored, source_back, target_back, config_back = load_workdir(workdir)
     assert source_back.vocab == source_tokenizer.vocab and target_back.vocab == target_tokenizer.vocab
@@ -335,6 +336,17 @@ def test_load_workdir_and_export_workdir(parts, tmp_path, loaded):
     again = tf.saved_model.load(path).signatures["serving_default"](source=tf.constant(TEST_SOURCES))
     expected = loaded.signatures["serving_default"](source=tf.constant(TEST_SOURCES))
     assert as_str(again["translation"]) == as_str(expected["translation"])
+
+    # The export records the training's sacreBLEU tokenizer, and zoo-eval scores with it when the export
+    # is moved away from its workdir's config.json (it fell back to 13a there).
+    assert settings["bleu_tokenize"] == "char"
+    moved = str(tmp_path / "moved")
+    shutil.copytree(path, os.path.join(moved, "1"))
+    tsv = tmp_path / "test.tsv"
+    tsv.write_text(f"{TEST_SOURCES[0]}\t{as_str(expected['translation'])[0]}\n", encoding="utf-8")
+    for model_path in (moved, workdir):
+        scores = evaluate_model(model_path, str(tsv))
+        assert "tok:char" in scores["bleu_signature"] and scores["exact_match"] == 1.0, model_path
 
     with pytest.raises(FileNotFoundError, match="best.keras"):
         load_workdir(str(tmp_path))

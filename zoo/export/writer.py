@@ -164,7 +164,9 @@ def export_workdir(workdir, export_dir=None, version=None, warmup_sources=None, 
       The path of the new version directory.
     """
     model, source_tokenizer, target_tokenizer, config = load_workdir(workdir)
-    provenance = {BEST_MODEL_DIGEST: best_model_digest(workdir)}
+    # Where the model came from, and the sacreBLEU tokenizer it was scored with (zoo-eval's default for
+    # the export once it is moved away from its workdir).
+    provenance = {BEST_MODEL_DIGEST: best_model_digest(workdir), constants.BLEU_TOKENIZE: config.get("bleu_tokenize")}
     return export_saved_model(
         model,
         source_tokenizer,

@@ -3,12 +3,12 @@
 import os
 import time
 
-from zoo import metrics, startup
+from zoo import constants, metrics, startup
 from zoo.constants import read_json_object
 from zoo.data.tsv import read_tsv_report  # standard library only: no TensorFlow tokenizers, no Keras
 from zoo.inference.batching import translate_in_batches
 from zoo.inference.loading import load_translate_fn
-from zoo.inference.resolve import training_config_path
+from zoo.inference.resolve import SAVED_MODEL, resolve_model, training_config_path
 from zoo.progress import Progress
 
 
@@ -36,11 +36,16 @@ def evaluate(translator, pairs, beam_width=1, batch_size=256, bleu_tokenize="13a
 
 
 def _bleu_tokenize_of(path):
-    """The `bleu_tokenize` of the training config next to a workdir or its export, if any."""
+    """The `bleu_tokenize` the model was trained with, if known: the training config next to a workdir or
+    its export, else the one an export recorded in its `zoo_export.json` (an export moved elsewhere)."""
     config_path = training_config_path(path)
-    if config_path is None:
-        return None
-    return read_json_object(config_path).get("bleu_tokenize")
+    if config_path is not None:
+        return read_json_object(config_path).get(constants.BLEU_TOKENIZE)
+    try:
+        kind, directory = resolve_model(path)
+    except FileNotFoundError:
+        return None  # the loading names what is wrong with the path
+    return constants.read_export_settings(directory).get(constants.BLEU_TOKENIZE) if kind == SAVED_MODEL else None
 
 
 def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None, shortlist=None):
@@ -54,7 +59,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       beam_width: None for the export's default search, else beam search of that width.
       batch_size: sentences translated at once.
       bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
-        (its workdir's config.json), else `13a`.
+        (its workdir's config.json, else the export's zoo_export.json), else `13a`.
       shortlist: None, True or False: vocabulary selection, see `load_translate_fn`.
 
     Returns:
