@@ -3,7 +3,7 @@
 Layout, as TF Serving expects it: `<model_base_path>/<version>/saved_model.pb` with `variables/`
 (and optionally `assets/`, `assets.extra/`). Like TF Serving's default version policy ("latest
 1"), the registry serves the highest complete version (`zoo.constants.saved_model_versions`: a
-directory whose name is an integer and that holds `saved_model.pb`). Anything else (`.tmp-3`,
+directory whose name is an integer, `7` or `007`, and that holds `saved_model.pb`). Anything else (`.tmp-3`,
 `3.partial`, a version dir still being copied without its `saved_model.pb`) is ignored, so
 exporters should write to a temporary name and rename it into place. A version that fails to
 load is remembered with the state of its files and skipped until they change.
@@ -27,6 +27,7 @@ from zoo.constants import (
     load_export_op_libraries,
     read_export_settings,
     saved_model_versions,
+    version_path,
 )
 
 
@@ -94,7 +95,8 @@ def read_signature_defs(export_dir: str) -> dict:
 
 
 def load_version(model_base_path: str, version: int) -> LoadedModel:
-    """Loads `<model_base_path>/<version>` with `tf.saved_model.load` and wraps its signatures.
+    """Loads `<model_base_path>/<version>` (its directory as named: `007` for 7) with `tf.saved_model.load` and
+    wraps its signatures.
 
     The op libraries its `assets.extra/zoo_export.json` lists (`tensorflow_text` for a
     SentencePiece export) are loaded first; one that does not load raises
@@ -102,7 +104,7 @@ def load_version(model_base_path: str, version: int) -> LoadedModel:
     the export's warmup requests, as TF Serving does, so that the first real request does not
     pay for one-time initialization; a failing warmup request fails the load.
     """
-    path = os.path.join(model_base_path, str(version))
+    path = version_path(model_base_path, version)
     load_export_op_libraries(tf, read_export_settings(path))
     trackable = tf.saved_model.load(path)
     signatures = {}
@@ -168,7 +170,7 @@ class ModelRegistry:
             for version in reversed(self._versions()):
                 if self._current is not None and version == self._current.version:
                     return False
-                fingerprint = version_fingerprint(os.path.join(self.model_base_path, str(version)))
+                fingerprint = version_fingerprint(version_path(self.model_base_path, version))
                 if self._broken.get(version) == fingerprint:
                     continue
                 try:

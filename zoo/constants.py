@@ -64,13 +64,24 @@ def saved_model_versions(base_path):
     A version is a directory named by digits only that holds `saved_model.pb`; an export
     being written (a hidden temporary directory) or a half-copied one is not listed.
     """
+    return sorted(_version_directories(base_path))
+
+
+def version_path(base_path, version):
+    """The directory of `version` under `base_path`: the one named by it, `7` or as TF Serving also reads
+    it `007` (the plain spelling where both are there), else `base_path/<version>` (not yet written)."""
+    return os.path.join(base_path, _version_directories(base_path).get(version, str(version)))
+
+
+def _version_directories(base_path):
+    """`{version: directory name}` of the complete SavedModels under `base_path`."""
     if not os.path.isdir(base_path):
-        return []
-    return sorted(
-        int(name)
-        for name in os.listdir(base_path)
-        if _VERSION_DIR.fullmatch(name) and os.path.isfile(os.path.join(base_path, name, SAVED_MODEL_FILE))
-    )
+        return {}
+    found = {}
+    for name in sorted(os.listdir(base_path)):  # "7" comes after "007": the plain name wins
+        if _VERSION_DIR.fullmatch(name) and os.path.isfile(os.path.join(base_path, name, SAVED_MODEL_FILE)):
+            found[int(name)] = name
+    return found
 
 
 def read_export_settings(export_dir):

@@ -19,9 +19,10 @@ import pytest
 
 import saved_model_fixture as fixture
 from rest_servers import REPO_ROOT, zoo_serve_subprocess
-from serving.model_registry import load_version
+from serving.model_registry import ModelRegistry, load_version
 from serving.warmup import replay_warmup_requests, warmup_file
-from zoo.constants import saved_model_versions
+from zoo.constants import saved_model_versions, version_path
+from zoo.inference.resolve import resolve_model
 
 SENTENCES = ["hello world", "Grüße aus Köln", "", "a b c"]
 
@@ -337,6 +338,19 @@ def test_saved_model_versions_ignores_partial_and_non_numeric_dirs(tmp_path, fix
     (tmp_path / "13").mkdir()  # Still being written: no saved_model.pb yet.
     (tmp_path / "14").write_text("a file, not a directory")
     assert saved_model_versions(str(tmp_path)) == [2, 10]
+
+
+def test_a_version_directory_named_with_leading_zeros_is_that_version(tmp_path, fixture_base_path):
+    """TF Serving reads `007` as version 7 and loads it from `007/`; zoo-serve looked for `7/` and never served it."""
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "2")
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "007")
+    assert saved_model_versions(str(tmp_path)) == [2, 7]
+    assert version_path(str(tmp_path), 7) == str(tmp_path / "007")
+    assert resolve_model(str(tmp_path)) == ("saved_model", str(tmp_path / "007"))
+    registry = ModelRegistry("zoo", str(tmp_path))
+    assert registry.poll() is True and registry.current.version == 7 and registry.current.path == str(tmp_path / "007")
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "7")  # both spellings: the plain one
+    assert version_path(str(tmp_path), 7) == str(tmp_path / "7")
 
 
 def test_warmup_requests_are_replayed_and_a_failing_one_fails_the_load(tmp_path, fixture_base_path):

@@ -201,7 +201,7 @@ def export_of_best_model(workdir, export_dir=None):
     table = workdir_shortlist(workdir, read_config(workdir))
     for version in reversed(existing_versions(export_dir)):
         try:
-            settings = constants.read_export_settings(os.path.join(export_dir, str(version)))
+            settings = constants.read_export_settings(constants.version_path(export_dir, version))
         except (OSError, ValueError):  # an export of another kind: not ours to reuse
             continue
         recorded = settings.get(BEST_MODEL_DIGEST)
@@ -209,5 +209,5 @@ def export_of_best_model(workdir, export_dir=None):
             continue
         digest = digest or best_model_digest(workdir)
         if recorded == digest and settings.get("shortlist") == (table and table.settings()):
-            return os.path.join(export_dir, str(version))
+            return constants.version_path(export_dir, version)
     return None
