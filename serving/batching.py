@@ -127,6 +127,35 @@ class _Request:
     arrays: dict
     rows: int
     future: asyncio.Future
+    # Set on the event loop once nobody waits for the answer (the request timed out, its client left);
+    # read by the worker that would run it, which then skips it.
+    abandoned: bool = False
+
+    def __post_init__(self):
+        self.future.add_done_callback(self._mark_abandoned)
+
+    def _mark_abandoned(self, future):
+        self.abandoned = future.cancelled()
+
+
+def _run_live(signature: Signature, batch: list) -> tuple:
+    """In a worker: runs the requests of `batch` that someone still waits for, merged into one call.
+
+    A request can wait in the pool's queue longer than its deadline; running it then only delays the
+    requests behind it (every distinct set of scalars queues its own batches), so it is skipped.
+
+    Returns:
+        `(live, outputs)`: the requests run and their merged outputs, or `([], None)`.
+    """
+    live = [request for request in batch if not request.abandoned]
+    if not live:
+        return live, None
+    merged = {
+        # A request's scalars are its batch's key, so every request of the batch has the same.
+        name: np.concatenate([r.arrays[name] for r in live]) if array.ndim else array
+        for name, array in live[0].arrays.items()
+    }
+    return live, run_signature(signature, merged)
 
 
 @dataclasses.dataclass(eq=False)
@@ -196,18 +225,15 @@ class BatchScheduler:
             if len(batch) == 1:
                 await self._run_alone(signature, batch[0])
             elif batch:
-                merged = {
-                    # A request's scalars are its batch's key, so every request of the batch has the same.
-                    name: np.concatenate([r.arrays[name] for r in batch]) if array.ndim else array
-                    for name, array in batch[0].arrays.items()
-                }
                 try:
-                    outputs = await loop.run_in_executor(self._executor, run_signature, signature, merged)
+                    batch, outputs = await loop.run_in_executor(self._executor, _run_live, signature, batch)
                 except ServingError:
                     # One bad request must not fail its neighbours: rerun each on its own.
                     for request in batch:
                         await self._run_alone(signature, request)
                 else:
+                    if not batch:
+                        return
                     total = sum(r.rows for r in batch)
                     if any(array.shape[:1] != (total,) for array in outputs.values()):
                         shapes = {name: list(array.shape) for name, array in outputs.items()}
@@ -237,10 +263,10 @@ class BatchScheduler:
     async def _run_alone(self, signature: Signature, request: _Request):
         loop = asyncio.get_running_loop()
         try:
-            outputs = await loop.run_in_executor(self._executor, run_signature, signature, request.arrays)
+            live, outputs = await loop.run_in_executor(self._executor, _run_live, signature, [request])
         except Exception as error:
             if not request.future.done():
                 request.future.set_exception(error)
         else:
-            if not request.future.done():
+            if live and not request.future.done():
                 request.future.set_result(outputs)

@@ -188,3 +188,38 @@ def test_with_batching_disabled_every_request_is_its_own_call(registry):
     )
     assert [a["translation"].tolist() for a in answers] == [[fixture.expected_translation(s).encode()] for s in sources]
     assert [size for size, _ in counting.calls] == [1] * 10
+
+
+def test_requests_that_timed_out_while_queued_are_not_run(registry):
+    """Requests with distinct scalars queue batches of their own in one pool: those whose clients gave up
+    (zoo-serve's deadline) were still run one after the other, so every later request timed out too."""
+    original = registry.current.signatures["beam_search"]
+    calls = []
+
+    def slow(**inputs):
+        calls.append(float(inputs["length_penalty"]))
+        time.sleep(0.3)
+        return original.function(**inputs)
+
+    signature = Signature("beam_search", slow, original.inputs, original.outputs)
+    scheduler = BatchScheduler(max_batch_size=8, num_batch_threads=1)  # a pool of two workers
+
+    async def main():
+        async def ask(penalty, timeout):
+            request = {"source": _strings("a b"), "beam_width": np.int32(2), "num_hypotheses": np.int32(1),
+                       "length_penalty": np.float32(penalty)}
+            return await asyncio.wait_for(scheduler.predict(signature, request), timeout)
+
+        gave_up = await asyncio.gather(*(ask(0.1 * i, 0.1) for i in range(12)), return_exceptions=True)
+        assert all(isinstance(answer, asyncio.TimeoutError) for answer in gave_up)
+        started = time.monotonic()
+        answer = await ask(2.0, 10)
+        return answer, time.monotonic() - started
+
+    try:
+        answer, seconds = asyncio.run(main())
+    finally:
+        scheduler.shutdown()
+    assert answer["translations"].shape == (1, 1)
+    assert len(calls) == 3 and calls[-1] == pytest.approx(2.0)  # the two running at the deadline, then the new one
+    assert seconds < 1.5  # behind at most the two that were running, not ten more
