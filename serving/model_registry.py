@@ -62,8 +62,8 @@ class LoadedModel:
 
 @dataclasses.dataclass
 class VersionStatus:
-    """A version's entry in the model status answer: AVAILABLE while served, END once unloaded
-    or when it failed to load (then `error_code` is not "OK" and `error_message` says why)."""
+    """A version's entry in the model status answer: LOADING while it loads, AVAILABLE while served, END
+    once unloaded or when it failed to load (then `error_code` is not "OK" and `error_message` says why)."""
 
     version: int
     state: str
@@ -173,6 +173,7 @@ class ModelRegistry:
                 fingerprint = version_fingerprint(version_path(self.model_base_path, version))
                 if self._broken.get(version) == fingerprint:
                     continue
+                self._set_status(VersionStatus(version, "LOADING"))  # as TF Serving reports a load under way
                 try:
                     loaded = load_version(self.model_base_path, version)
                 except Exception as error:  # A broken export must not take the server down.

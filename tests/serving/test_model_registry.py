@@ -95,6 +95,33 @@ def test_the_highest_version_that_loads_is_served_when_a_newer_one_is_broken(tmp
     assert len(_messages(caplog, "Failed to load version 7", logging.ERROR)) == 1
 
 
+def test_a_version_being_loaded_is_reported_as_loading(tmp_path, fixture_base_path, monkeypatch):
+    """TF Serving lists a version whose load is under way as LOADING; zoo-serve listed nothing (404 for it)."""
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "1")
+    registry = ModelRegistry("zoo", str(tmp_path))
+    assert registry.poll() is True
+    shutil.copytree(os.path.join(fixture_base_path, "1"), tmp_path / "2")
+    loading, release = threading.Event(), threading.Event()
+    original = model_registry.load_version
+
+    def slow_load(base_path, version):
+        loading.set()
+        release.wait(30)
+        return original(base_path, version)
+
+    monkeypatch.setattr(model_registry, "load_version", slow_load)
+    poller = threading.Thread(target=registry.poll)
+    poller.start()
+    try:
+        assert loading.wait(30)
+        assert [(s.version, s.state) for s in registry.statuses("zoo")] == [(2, "LOADING"), (1, "AVAILABLE")]
+        assert [s.state for s in registry.statuses("zoo", 2)] == ["LOADING"] and registry.current.version == 1
+    finally:
+        release.set()
+        poller.join(60)
+    assert [(s.version, s.state) for s in registry.statuses("zoo")] == [(2, "AVAILABLE"), (1, "END")]
+
+
 def test_a_vanished_base_path_is_logged_once_and_serving_goes_on(tmp_path, fixture_base_path, load_attempts, caplog):
     caplog.set_level(logging.INFO)
     base = tmp_path / "models"
