@@ -24,7 +24,8 @@ flags.DEFINE_string("train_tsv", None, "training pairs, source<TAB>target per li
 flags.DEFINE_string("dev_tsv", None, "dev pairs scored with sacreBLEU/chrF")
 flags.DEFINE_integer("train_steps", None, "stop after this many optimizer steps in all", lower_bound=1)
 flags.DEFINE_float("max_train_minutes", None,
-                   "wall-clock budget up to the end of training (the final evaluation and the export follow)",
+                   "wall-clock budget up to the end of training, over the workdir's runs (the final evaluation "
+                   "and the export follow)",
                    lower_bound=0.0)
 flags.DEFINE_integer("seed", None, "initialization and shuffling seed")
 flags.mark_flag_as_required("workdir")

@@ -79,7 +79,7 @@ def _optimization(config):
     config.steps_per_epoch = 0  # steps between evaluations/checkpoints; 0 = one pass over the data
     config.train_steps = 0  # stop after this many optimizer steps in all (at the end of the host call that
     # reaches them, with steps_per_execution > 1); 0 = no limit
-    config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training; 0 = no limit
+    config.max_train_minutes = 0.0  # wall-clock budget from the start to the end of training, over all runs; 0 = none
     config.learning_rate = 1e-3  # peak learning rate of Adam
     config.lr_schedule = "inverse_sqrt"  # "constant", "inverse_sqrt" (after warmup), "exponential" or "plateau"
     config.warmup_steps = 200  # linear warmup steps from 0 to learning_rate

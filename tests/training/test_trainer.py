@@ -99,8 +99,29 @@ def test_train_steps_and_a_changed_model_are_handled(tmp_path):
     workdir = str(tmp_path / "run")
     results = train_and_evaluate(tiny_config(train_steps=7, export=False), workdir, print_fn=lambda line: None)
     assert results["train_steps"] == 7 and results["epochs"] == 1
+    again = train_and_evaluate(tiny_config(train_steps=7, export=False), workdir, print_fn=lambda line: None)
+    assert again["train_steps"] == 7  # the same limit: nothing to train
+    # A larger limit trains on to it (the run that stopped at 7 had marked the workdir finished: nothing ran).
+    more = train_and_evaluate(tiny_config(train_steps=12, export=False), workdir, print_fn=lambda line: None)
+    assert more["train_steps"] == 12 and more["resumed_from_step"] == 7
     with pytest.raises(ValueError, match=r"decoder_units: 32 -> 48"):
         train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
+
+
+def test_max_train_minutes_is_a_budget_of_the_workdir_that_a_rerun_does_not_renew(tmp_path):
+    # Each run had a budget of its own: the same command again trained and replaced the results every time.
+    workdir, lines = str(tmp_path / "run"), []
+    config = tiny_config(max_train_minutes=0.002, num_epochs=1000, export=False)
+    first = train_and_evaluate(config, workdir, print_fn=lambda line: None)
+    assert first["train_steps"] >= 1
+    spent = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints"))
+    assert spent.get_tensor("state/budget_seconds/.ATTRIBUTES/VARIABLE_VALUE") >= 0.12  # the run, its dev evaluation
+    again = train_and_evaluate(config, workdir, print_fn=lines.append)
+    assert again["train_steps"] == first["train_steps"] and again["evaluations"] == []
+    assert any("training already finished" in line and "a larger budget trains on" in line for line in lines)
+    more = train_and_evaluate(tiny_config(max_train_minutes=60, train_steps=first["train_steps"] + 3,
+                                          num_epochs=1000, export=False), workdir, print_fn=lambda line: None)
+    assert more["train_steps"] == first["train_steps"] + 3
 
 
 def test_a_dev_file_with_several_references_trains_and_scores_with_them_all(tmp_path):

@@ -52,11 +52,13 @@ class DevEvaluation(keras.callbacks.Callback):
       plateau_decay: multiply `state.lr_scale` by this after each evaluation without
         progress (the "plateau" schedule); None leaves it alone.
       print_fn: where the one-line evaluation report goes.
+      before_save: None, or a function called before each save of the state (the budget spent).
     """
 
     def __init__(self, evaluate_fn, state, checkpoint_manager, best_path, log_dir,
-                 patience=0, min_delta=0.0, target_bleu=0.0, plateau_decay=None, print_fn=print):
+                 patience=0, min_delta=0.0, target_bleu=0.0, plateau_decay=None, print_fn=print, before_save=None):
         super().__init__()
+        self.before_save = before_save
         self.evaluate_fn = evaluate_fn
         self.state = state
         self.checkpoint_manager = checkpoint_manager
@@ -85,8 +87,14 @@ class DevEvaluation(keras.callbacks.Callback):
         self.count_time()
         self.state.epoch.assign(epoch + 1)
         self.state.evaluated.assign(0)
-        self.checkpoint_manager.save()
+        self.save()
         self.evaluate(epoch + 1, logs if logs is not None else {})
+
+    def save(self):
+        """Saves the state with the checkpoint manager, `before_save` first."""
+        if self.before_save is not None:
+            self.before_save()
+        self.checkpoint_manager.save()
 
     def evaluate_pending(self):
         """Evaluates the last completed epoch if a killed run saved it but did not evaluate it."""
@@ -137,7 +145,7 @@ class DevEvaluation(keras.callbacks.Callback):
             self.state.finished.assign(1)
             self.model.stop_training = True
         self.state.evaluated.assign(1)
-        self.checkpoint_manager.save()
+        self.save()
         self.history.append(dict(epoch=epoch, step=step, loss=_float(logs.get("loss")),
                                  accuracy=_float(logs.get("accuracy")), eval_seconds=eval_seconds,
                                  **scores.as_dict()))
@@ -200,16 +208,14 @@ class TrainingLimits(StepCounter):
     Args:
       train_steps: stop once the optimizer has made this many steps in all runs; 0 = none.
       deadline: a `time.monotonic()` value after which to stop; None = none.
-      state: the `TrainingState`; a step-limit stop marks it finished.
       share: `[float] -> [float]`, the chief's values on every worker; None in one process.
       share_every: steps between two shared deadline checks.
     """
 
-    def __init__(self, train_steps=0, deadline=None, state=None, share=None, share_every=50):
+    def __init__(self, train_steps=0, deadline=None, share=None, share_every=50):
         super().__init__()
         self.train_steps = train_steps
         self.deadline = deadline
-        self.state = state
         self.share = share
         self.share_every = share_every
         self.stop_reason = None
@@ -234,8 +240,6 @@ class TrainingLimits(StepCounter):
             self.stop_reason = f"reached train_steps={self.train_steps}" + (
                 f" (at step {self.step}: a host call runs several steps, steps_per_execution)"
                 if self.step > self.train_steps else "")
-            if self.state is not None:
-                self.state.finished.assign(1)
         elif self.deadline is not None and self._past_deadline():
             self.stop_reason = "wall-clock budget (max_train_minutes) spent"
         if self.stop_reason:

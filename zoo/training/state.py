@@ -14,9 +14,12 @@ class TrainingState(tf.Module):
       bad_evaluations: evaluations since the last BLEU progress (early stopping).
       progress_bleu: the dev BLEU of the last evaluation that counted as progress (a gain of
         `min_delta` over the one before it; -1 before the first, or in a checkpoint that predates it).
-      finished: 1 once training stopped for good (early stopping, target BLEU, step limit).
+      finished: 1 once training stopped for good (early stopping, target BLEU); the step and time limits
+        are compared with the rerun's own, so that raising them trains on.
       evaluated: 0 while the last completed epoch still awaits its dev evaluation.
       train_seconds: training time over all runs, dev evaluations excluded.
+      budget_seconds: the wall-clock time of `max_train_minutes` the runs spent, each from its start to its
+        last checkpoint (dev evaluations included): the budget a resumed run has left.
       lr_scale: the factor of the "plateau" learning-rate schedule, float32 (created by
         `add_lr_scale` under the strategy's scope, since the training step reads it).
     """
@@ -30,13 +33,14 @@ class TrainingState(tf.Module):
         self.finished = tf.Variable(0, dtype=tf.int64, trainable=False, name="finished")
         self.train_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="train_seconds")
         self.evaluated = tf.Variable(1, dtype=tf.int64, trainable=False, name="evaluated")
+        self.budget_seconds = tf.Variable(0.0, dtype=tf.float64, trainable=False, name="budget_seconds")
         self.lr_scale = None
 
     def add_lr_scale(self):
         self.lr_scale = tf.Variable(1.0, dtype=tf.float32, trainable=False, name="lr_scale")
         return self.lr_scale
 
-    LATER_FIELDS = ("progress_bleu",)  # fields a checkpoint written before they existed lacks
+    LATER_FIELDS = ("progress_bleu", "budget_seconds")  # fields a checkpoint written before they existed lacks
 
     def restore(self, checkpoint, path):
         """`checkpoint.restore(path)`, asserting that every object it holds matched, where `checkpoint`

@@ -65,7 +65,30 @@ def _plot(translator, pair, workdir):
     return plot.save_figure(figure, os.path.join(workdir, ATTENTION_PLOT_FILE))
 
 
-def _callbacks(config, placement, translator, dev_pairs, state, manager, deadline, log, steps_per_epoch):
+class _Budget:
+    """`max_train_minutes` over the workdir's runs: each run spends from its start, and records what it has
+    spent with every checkpoint (`TrainingState.budget_seconds`), so a resumed run trains for what is left."""
+
+    def __init__(self, minutes, wall_start, state):
+        self.minutes, self.wall_start, self.state = minutes, wall_start, state
+        self.before = float(state.budget_seconds.numpy())  # spent by the earlier runs
+        self.deadline = wall_start + 60 * minutes - self.before if minutes else None
+
+    def record(self):
+        self.state.budget_seconds.assign(self.before + time.monotonic() - self.wall_start)
+
+    def spent(self):
+        """Whether the earlier runs spent it all (a run that starts trains one batch at least)."""
+        return bool(self.minutes) and self.before >= 60 * self.minutes
+
+    def note(self):
+        if not self.spent():
+            return ""
+        return (f" (the runs in this workdir spent {self.before / 60:.1f} of --max_train_minutes={self.minutes:g}; "
+                "a larger budget trains on)")
+
+
+def _callbacks(config, placement, translator, dev_pairs, state, manager, budget, log, steps_per_epoch):
     """The dev evaluation, the step/time limits, TensorBoard and periodic checkpoints of `fit`."""
     eval_pairs = dev_pairs[: config.max_eval_sentences or None]
 
@@ -88,15 +111,16 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, deadlin
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
         plateau_decay=config.decay_rate if config.lr_schedule == "plateau" else None,
-        print_fn=log,
+        print_fn=log, before_save=budget.record,
     )
-    limits = zoo_callbacks.TrainingLimits(config.train_steps, deadline, state, share=placement.share)
+    limits = zoo_callbacks.TrainingLimits(config.train_steps, budget.deadline, share=placement.share)
     logs = os.path.join(placement.own_dir, "logs")
     # The bar before the dev evaluation: its line is finished when the evaluation reports.
     bar = [StepsProgbar(steps_per_epoch, config.train_steps)] if config.verbose and placement.chief else []
     callbacks = [limits, *bar, dev_eval, zoo_callbacks.StepTensorBoard(logs, update_freq=50)]
     if config.checkpoint_every_steps:
-        callbacks.append(zoo_callbacks.PeriodicCheckpoint(manager, config.checkpoint_every_steps, dev_eval.count_time))
+        callbacks.append(zoo_callbacks.PeriodicCheckpoint(
+            manager, config.checkpoint_every_steps, lambda: (dev_eval.count_time(), budget.record())))
 
     return dev_eval, limits, callbacks
 
@@ -196,16 +220,15 @@ def train_and_evaluate(config, workdir, print_fn=None, export_fn=None):
     """
     log = print_fn or (lambda line: print(line, flush=True))
     wall_start = time.monotonic()
-    deadline = wall_start + 60 * config.max_train_minutes if config.max_train_minutes else None
     distribute.split_cpu_as_configured(config)  # before TensorFlow runs any op (validation builds layers)
     validate_config(config)
     placement = place(config, workdir)
     splits = load_data(config)
     with hold_workdir(workdir, placement.chief):  # a second run on the workdir is refused while this one runs
-        return _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start, deadline)
+        return _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start)
 
 
-def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start, deadline):
+def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall_start):
     """`train_and_evaluate` once the data is read, holding the workdir (the chief)."""
     check_config(config, workdir, write=placement.chief)
     keras.utils.set_random_seed(config.seed)
@@ -232,19 +255,20 @@ def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall
     caps = decoding_settings(config)
     translator = KerasTranslator(model, *tokenizers, caps["max_source_length"], caps.get("max_target_length"),
                                  config.length_penalty, beam_stopping=config.get("beam_stopping", "exact"))
+    budget = _Budget(config.max_train_minutes, wall_start, state)
     dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
-                                             deadline, log, run.steps_per_epoch)
+                                             budget, log, run.steps_per_epoch)
     dev_eval.set_model(model)
     dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
-            or (config.train_steps and initial_step >= config.train_steps))
+            or (config.train_steps and initial_step >= config.train_steps) or budget.spent())
     if not done:
         fit(config, placement, run, callbacks)
         for reason in (limits.stop_reason, dev_eval.stop_reason):
             if reason:
                 log(f"stopped: {reason}")
     else:
-        log("training already finished in this workdir; evaluating the best model")
+        log("training already finished in this workdir; evaluating the best model" + budget.note())
     if not placement.chief:  # the chief decodes, exports and reports
         shutil.rmtree(placement.own_dir, ignore_errors=True)
         return {"train_steps": int(model.optimizer.iterations.numpy()), "chief": False}
