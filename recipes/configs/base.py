@@ -42,7 +42,7 @@ def _tokenizers(config):
     config.vocab_min_count = 1  # char and word: tokens seen fewer times in training become <unk>
     config.spm_model_type = "unigram"  # sentencepiece: "unigram" or "bpe"
     config.spm_byte_fallback = True  # sentencepiece: unseen characters become UTF-8 byte pieces, never <unk>
-    config.spm_normalization = "nmt_nfkc"  # sentencepiece: Unicode NFKC ("nmt_nfkc", "nfkc"), "nfc" or "identity"
+    config.spm_normalization = "nmt_nfkc"  # sentencepiece: NFKC "nmt_nfkc", "nfkc", case-folded "nmt_nfkc_cf", "nfkc_cf"; "nfc", "identity"
     config.lowercase = False  # lowercase both sides before tokenizing
     config.max_source_length = 64  # source tokens of a training pair kept (translations read up to max(this, 200))
     config.max_target_length = 64  # target tokens of a training pair kept (before </s>; translations stop at + 1)
