@@ -26,7 +26,7 @@ def test_every_recipe_is_valid(name):
     "field, bad, good",
     [
         ("batch_size", 0, 1), ("eval_batch_size", -1, 1), ("num_epochs", 0, 1), ("learning_rate", 0.0, 1e-5),
-        ("eval_beam_width", 0, 1), ("final_beam_width", -3, 1), ("final_beam_width", 65, 64),
+        ("eval_beam_width", 0, 1), ("eval_beam_width", 100000, 64), ("final_beam_width", -3, 1), ("final_beam_width", 65, 64),
         ("length_penalty", -0.1, 0.0), ("length_penalty", 10.1, 10.0),
         ("dropout", 1.0, 0.0), ("decay_rate", 0.0, 1.0), ("decay_steps", 0, 1), ("warmup_steps", -1, 0),
         ("target_bleu", 100.5, 100.0), ("early_stopping_patience", -1, 0), ("checkpoints_to_keep", 0, 1),

@@ -123,6 +123,8 @@ def _languages():
 
 
 POSITIVE, COUNT, SWITCH = at_least(1), at_least(0), _switch()
+EXPORTABLE_BEAM = Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,
+                       f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam")
 RULES = {
     # data and tokenizers
     "dates_train_size": POSITIVE, "dates_dev_size": POSITIVE, "dates_languages": _languages(),
@@ -154,10 +156,9 @@ RULES = {
     "init_scale": at_least(0.0), "sampled_vocabulary": COUNT,
     # evaluation, early stopping, checkpoints
     "bleu_tokenize": one_of(_attribute("zoo.metrics", "BLEU_TOKENIZERS"), then=_bleu_loads),
-    "eval_beam_width": POSITIVE,
-    # final_beam_width is also serving_default's beam, which the export bounds
-    "final_beam_width": Rule(lambda value: 1 <= value <= DEFAULT_MAX_BEAM_WIDTH,
-                             f"between 1 and {DEFAULT_MAX_BEAM_WIDTH}, the export's largest beam"),
+    # final_beam_width is also serving_default's beam, which the export bounds; the dev evaluations that choose
+    # the best model score it as an export can decode
+    "eval_beam_width": EXPORTABLE_BEAM, "final_beam_width": EXPORTABLE_BEAM,
     "length_penalty": between(0.0, MAX_LENGTH_PENALTY), "beam_stopping": one_of(BEAM_STOPPING),
     "eval_batch_size": POSITIVE, "max_eval_sentences": COUNT,
     "early_stopping_patience": COUNT, "early_stopping_min_delta": at_least(0.0),
