@@ -11,6 +11,8 @@
 - a `CommandError` raised by `main` answered the same way, with its own exit status;
 - Ctrl-C (SIGINT) answered by one `command: interrupted` line (and what the command keeps, from
   `interrupted`) and exit status 130, as a shell reports a process that SIGINT ended, never a traceback;
+  SIGTERM (`timeout`, `docker stop`, a batch scheduler) the same way, `command: terminated`, status 143,
+  after the same clean-up (a workdir's lock, temporary files);
 - `--verbosity` below 0 (absl's "warnings only") silences the progress reports of `zoo.progress`.
 
 absl and the standard library only: importing it costs nothing (no TensorFlow), so that
@@ -20,6 +22,7 @@ absl and the standard library only: importing it costs nothing (no TensorFlow), 
 import difflib
 import os
 import re
+import signal
 import sys
 import tempfile
 
@@ -219,6 +222,14 @@ def install_help(command, doc, module, full_extra=None):
         flags.DEFINE_flag(_HelpFlag(name, short_name, full, show), module_name="absl.app")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread: what catches Ctrl-C (clean-up, a server's shutdown) catches it too."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def run(main, command, doc, key_flags=(), full_extra=None, argv=None, interrupted=""):
     """absl's `app.run(main)` with the help, errors and quiet rule of this module's docstring.
 
@@ -248,12 +259,15 @@ def run(main, command, doc, key_flags=(), full_extra=None, argv=None, interrupte
             fail(command, f"unexpected arguments {args[1:]}; expected only --flags (--help lists them)")
         if FLAGS["verbosity"].present and FLAGS.verbosity < 0:
             progress.set_quiet(True)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             return main(args)
         except CommandError as error:
             fail(command, str(error), error.status)
-        except KeyboardInterrupt:
-            print(f"{command}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr, flush=True)
-            sys.exit(130)
+        except KeyboardInterrupt as stop:
+            how, status = ("terminated", 143) if isinstance(stop, Terminated) else ("interrupted", 130)
+            print(f"{command}: {how}{'; ' + interrupted if interrupted else ''}", file=sys.stderr, flush=True)
+            sys.exit(status)
 
     app.run(guarded, argv=argv, flags_parser=parse)

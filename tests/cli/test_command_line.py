@@ -77,6 +77,28 @@ def test_writable_directory_refuses_a_place_without_write_permission():
         cli.writable_directory("/sys/zoo_export", "--export_dir")
 
 
+def test_sigterm_is_one_line_and_exit_status_143_after_the_clean_up():
+    # SIGTERM (timeout, docker stop, Slurm) ended a command at once: no line, no clean-up (a workdir's lock file,
+    # temporary files) and status -15.
+    script = (
+        "import sys, time\n"
+        "from zoo import cli\n"
+        "def main(argv):\n"
+        "    print('ready', flush=True)\n"
+        "    try:\n"
+        "        time.sleep(60)\n"
+        "    finally:\n"
+        "        print('cleaned up', flush=True)\n"
+        "cli.run(main, 'zoo-x', 'zoo-x: does x.', interrupted='the same command resumes')\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 143 and stdout == "cleaned up\n"
+    assert stderr == "zoo-x: terminated; the same command resumes\n"
+
+
 def test_ctrl_c_is_one_line_and_exit_status_130_not_a_traceback():
     script = (
         "import sys, time\n"
