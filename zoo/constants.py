@@ -64,17 +64,18 @@ def saved_model_versions(base_path):
     A version is a directory named by digits only that holds `saved_model.pb`; an export
     being written (a hidden temporary directory) or a half-copied one is not listed.
     """
-    return sorted(_version_directories(base_path))
+    return sorted(version_directories(base_path))
 
 
 def version_path(base_path, version):
     """The directory of `version` under `base_path`: the one named by it, `7` or as TF Serving also reads
     it `007` (the plain spelling where both are there), else `base_path/<version>` (not yet written)."""
-    return os.path.join(base_path, _version_directories(base_path).get(version, str(version)))
+    return os.path.join(base_path, version_directories(base_path).get(version, str(version)))
 
 
-def _version_directories(base_path):
-    """`{version: directory name}` of the complete SavedModels under `base_path`."""
+def version_directories(base_path):
+    """`{version: directory name}` of the complete SavedModels under `base_path`: one listing for a caller
+    that needs both the versions and their paths."""
     if not os.path.isdir(base_path):
         return {}
     found = {}

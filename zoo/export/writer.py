@@ -199,9 +199,11 @@ def export_of_best_model(workdir, export_dir=None):
     export_dir = os.path.join(workdir, constants.EXPORT_DIR) if export_dir is None else export_dir
     digest = None
     table = workdir_shortlist(workdir, read_config(workdir))
-    for version in reversed(existing_versions(export_dir)):
+    found = constants.version_directories(export_dir)
+    for version in sorted(found, reverse=True):
+        path = os.path.join(export_dir, found[version])
         try:
-            settings = constants.read_export_settings(constants.version_path(export_dir, version))
+            settings = constants.read_export_settings(path)
         except (OSError, ValueError):  # an export of another kind: not ours to reuse
             continue
         recorded = settings.get(BEST_MODEL_DIGEST)
@@ -209,5 +211,5 @@ def export_of_best_model(workdir, export_dir=None):
             continue
         digest = digest or best_model_digest(workdir)
         if recorded == digest and settings.get("shortlist") == (table and table.settings()):
-            return constants.version_path(export_dir, version)
+            return path
     return None

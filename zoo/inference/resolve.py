@@ -13,8 +13,8 @@ WORKDIR = "workdir"
 
 def _latest_version(base_path):
     """The newest complete version directory under `base_path`, or None."""
-    versions = constants.saved_model_versions(base_path)
-    return constants.version_path(base_path, versions[-1]) if versions else None
+    found = constants.version_directories(base_path)
+    return os.path.join(base_path, found[max(found)]) if found else None
 
 
 def resolve_model(path):
