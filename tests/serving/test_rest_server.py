@@ -415,10 +415,11 @@ def test_zoo_serve_cli_without_batching_answers_concurrent_requests_each_on_its_
 
 
 def _wait_for_version(http, model_url, version, timeout=30):
+    """Waits until `version` is the newest one listed and has left LOADING (TF Serving lists a load under way)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         statuses = http.get(model_url).json()["model_version_status"]
-        if statuses[0]["version"] == version:
+        if statuses[0]["version"] == version and statuses[0]["state"] != "LOADING":
             return statuses
         time.sleep(0.1)
     raise AssertionError(f"version {version} was not picked up within {timeout} s: {statuses}")
