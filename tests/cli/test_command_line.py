@@ -84,8 +84,8 @@ def test_sigterm_is_one_line_and_exit_status_143_after_the_clean_up():
         "import sys, time\n"
         "from zoo import cli\n"
         "def main(argv):\n"
-        "    print('ready', flush=True)\n"
-        "    try:\n"
+        "    try:\n"  # 'ready' inside the try: a signal between the two lines would skip the finally
+        "        print('ready', flush=True)\n"
         "        time.sleep(60)\n"
         "    finally:\n"
         "        print('cleaned up', flush=True)\n"
