@@ -39,6 +39,7 @@ setup(
         "tfds": ["tensorflow-datasets>=4.9", "importlib_resources>=5"],
         "test": [
             "pytest>=8.0",
+            "pytest-xdist>=3.5",  # the README's test command runs two test processes (-n 2)
             "jax[cpu]>=0.4.30",
             # Tests only: checks serving/warmup.py and models.config against TF Serving's own protos.
             "tensorflow-serving-api>=2.16",
