@@ -144,6 +144,23 @@ def write_text(path, text, encoding="utf-8"):
         f.write(text)
 
 
+def save_model_atomically(model, path):
+    """Saves a Keras `model` to `path` (`.keras`) through a temporary file in the same directory.
+
+    `os.replace` is atomic on one file system, so `path` always holds a complete model:
+    a kill during the save leaves the previous file untouched.
+    """
+    temporary = temporary_path(path, ".keras")  # Keras saves only to `*.keras` names
+    try:
+        model.save(temporary)
+        with open(temporary, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
 def write_json(path, value, **dump_kwargs):
     """Writes `value` as indented JSON (with a final newline) to `path` atomically."""
     dump_kwargs.setdefault("indent", 2)

@@ -49,6 +49,7 @@ WARMUP_FILE = "tf_serving_warmup_requests"  # in assets.extra/: TF Serving's war
 CONFIG_FILE = "config.json"
 BEST_MODEL_FILE = "best.keras"
 RESULTS_FILE = "results.json"
+EVALUATIONS_FILE = "evaluations.json"  # every dev evaluation of every run of the workdir, in step order
 EXPORT_DIR = "export"
 ATTENTION_PLOT_FILE = "attention.png"  # attention heatmap of a dev sentence
 CURVES_PLOT_FILE = "curves.png"  # training loss and dev scores against the step

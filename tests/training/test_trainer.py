@@ -91,7 +91,7 @@ def test_train_and_evaluate_learns_and_writes_the_workdir(tmp_path):
 
     # Running the finished recipe again trains nothing and reports the same model.
     again = train_and_evaluate(tiny_config(num_epochs=3, export=False), workdir, print_fn=lambda line: None)
-    assert again["train_steps"] == results["train_steps"] and again["evaluations"] == []
+    assert again["train_steps"] == results["train_steps"] and again["evaluations"] == results["evaluations"]  # none new
     assert again["bleu"] == pytest.approx(results["bleu"])
 
 
@@ -104,6 +104,11 @@ def test_train_steps_and_a_changed_model_are_handled(tmp_path):
     # A larger limit trains on to it (the run that stopped at 7 had marked the workdir finished: nothing ran).
     more = train_and_evaluate(tiny_config(train_steps=12, export=False), workdir, print_fn=lambda line: None)
     assert more["train_steps"] == 12 and more["resumed_from_step"] == 7
+    # Every run's evaluations, not only the last run's (a resumed run's dev curve lost the earlier ones).
+    assert again["evaluations"] == results["evaluations"] and [e["step"] for e in results["evaluations"]] == [7]
+    assert [e["step"] for e in more["evaluations"]] == [7, 12] and more["evaluations"][0] == results["evaluations"][0]
+    with open(os.path.join(workdir, "evaluations.json")) as f:
+        assert json.load(f) == more["evaluations"]
     with pytest.raises(ValueError, match=r"decoder_units: 32 -> 48"):
         train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
 
@@ -117,7 +122,7 @@ def test_max_train_minutes_is_a_budget_of_the_workdir_that_a_rerun_does_not_rene
     spent = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints"))
     assert spent.get_tensor("state/budget_seconds/.ATTRIBUTES/VARIABLE_VALUE") >= 0.12  # the run, its dev evaluation
     again = train_and_evaluate(config, workdir, print_fn=lines.append)
-    assert again["train_steps"] == first["train_steps"] and again["evaluations"] == []
+    assert again["train_steps"] == first["train_steps"] and again["evaluations"] == first["evaluations"]  # none new
     assert any("training already finished" in line and "a larger budget trains on" in line for line in lines)
     more = train_and_evaluate(tiny_config(max_train_minutes=60, train_steps=first["train_steps"] + 3,
                                           num_epochs=1000, export=False), workdir, print_fn=lambda line: None)

@@ -1,5 +1,6 @@
 """Keras callbacks of `zoo-train`: dev BLEU, best model, early stopping, limits, resume state."""
 
+import json
 import math
 import os
 import time
@@ -7,25 +8,8 @@ import time
 import keras
 import tensorflow as tf
 
-from zoo.atomic_write import temporary_path
+from zoo.atomic_write import save_model_atomically, write_json
 from zoo.training.state import TrainingState  # noqa: F401 (zoo.training and callers import it from here)
-
-
-def save_model_atomically(model, path):
-    """Saves `model` to `path` (`.keras`) through a temporary file in the same directory.
-
-    `os.replace` is atomic on one file system, so `path` always holds a complete model:
-    a kill during the save leaves the previous file untouched.
-    """
-    temporary = temporary_path(path, ".keras")  # Keras saves only to `*.keras` names
-    try:
-        model.save(temporary)
-        with open(temporary, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
 
 
 class DevEvaluation(keras.callbacks.Callback):
@@ -53,11 +37,14 @@ class DevEvaluation(keras.callbacks.Callback):
         progress (the "plateau" schedule); None leaves it alone.
       print_fn: where the one-line evaluation report goes.
       before_save: None, or a function called before each save of the state (the budget spent).
+      history_path: None, or a JSON file keeping `history` (every evaluation of every run), written
+        before the state that counts its last entry; `resume_history` reads it back.
     """
 
-    def __init__(self, evaluate_fn, state, checkpoint_manager, best_path, log_dir,
-                 patience=0, min_delta=0.0, target_bleu=0.0, plateau_decay=None, print_fn=print, before_save=None):
+    def __init__(self, evaluate_fn, state, checkpoint_manager, best_path, log_dir, patience=0, min_delta=0.0,
+                 target_bleu=0.0, plateau_decay=None, print_fn=print, before_save=None, history_path=None):
         super().__init__()
+        self.history_path = history_path
         self.before_save = before_save
         self.evaluate_fn = evaluate_fn
         self.state = state
@@ -95,6 +82,18 @@ class DevEvaluation(keras.callbacks.Callback):
         if self.before_save is not None:
             self.before_save()
         self.checkpoint_manager.save()
+
+    def resume_history(self):
+        """`history` as the earlier runs left it, up to the restored state: an evaluation whose state was not
+        saved (the run was killed) is dropped, as `evaluate_pending` does it again."""
+        step, evaluated, history = int(self.model.optimizer.iterations.numpy()), int(self.state.evaluated.numpy()), []
+        if self.history_path and os.path.isfile(self.history_path):
+            try:
+                with open(self.history_path, encoding="utf-8") as f:
+                    history = json.load(f)
+            except (OSError, ValueError):  # not readable: a record, not the training's state; it starts again
+                pass
+        self.history = [e for e in history if e["step"] < step or (e["step"] == step and evaluated)]
 
     def evaluate_pending(self):
         """Evaluates the last completed epoch if a killed run saved it but did not evaluate it."""
@@ -144,11 +143,13 @@ class DevEvaluation(keras.callbacks.Callback):
         if self.stop_reason:
             self.state.finished.assign(1)
             self.model.stop_training = True
-        self.state.evaluated.assign(1)
-        self.save()
         self.history.append(dict(epoch=epoch, step=step, loss=_float(logs.get("loss")),
                                  accuracy=_float(logs.get("accuracy")), eval_seconds=eval_seconds,
                                  **scores.as_dict()))
+        if self.history_path:
+            write_json(self.history_path, self.history)
+        self.state.evaluated.assign(1)
+        self.save()
         self.print_fn(
             f"epoch {epoch} step {step}: dev BLEU {scores.bleu:.2f} chrF {scores.chrf:.2f} "
             f"exact match {100 * scores.exact_match:.1f}% ({eval_seconds:.1f}s)"

@@ -22,7 +22,7 @@ import keras
 import zoo.models
 from zoo import machine, metrics, plot
 from zoo.atomic_write import write_json
-from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, SHORTLIST_FILE, VOCAB_DIR
+from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, EVALUATIONS_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
 from zoo.models.workdir import decoding_settings
 from zoo.training import callbacks as zoo_callbacks
@@ -111,7 +111,7 @@ def _callbacks(config, placement, translator, dev_pairs, state, manager, budget,
         patience=config.early_stopping_patience, min_delta=config.early_stopping_min_delta,
         target_bleu=config.target_bleu,
         plateau_decay=config.decay_rate if config.lr_schedule == "plateau" else None,
-        print_fn=log, before_save=budget.record,
+        print_fn=log, before_save=budget.record, history_path=os.path.join(placement.own_dir, EVALUATIONS_FILE),
     )
     limits = zoo_callbacks.TrainingLimits(config.train_steps, budget.deadline, share=placement.share)
     logs = os.path.join(placement.own_dir, "logs")
@@ -259,6 +259,7 @@ def _train_and_evaluate(config, workdir, placement, splits, log, export_fn, wall
     dev_eval, limits, callbacks = _callbacks(config, placement, translator, splits["dev"], state, run.manager,
                                              budget, log, run.steps_per_epoch)
     dev_eval.set_model(model)
+    dev_eval.resume_history()
     dev_eval.evaluate_pending()
     done = (int(state.finished.numpy()) or initial_epoch >= config.num_epochs
             or (config.train_steps and initial_step >= config.train_steps) or budget.spent())
