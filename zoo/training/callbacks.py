@@ -1,6 +1,5 @@
 """Keras callbacks of `zoo-train`: dev BLEU, best model, early stopping, limits, resume state."""
 
-import json
 import math
 import os
 import time
@@ -9,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from zoo.atomic_write import save_model_atomically, write_json
+from zoo.constants import read_json_object
 from zoo.training.state import TrainingState  # noqa: F401 (zoo.training and callers import it from here)
 
 
@@ -85,14 +85,20 @@ class DevEvaluation(keras.callbacks.Callback):
 
     def resume_history(self):
         """`history` as the earlier runs left it, up to the restored state: an evaluation whose state was not
-        saved (the run was killed) is dropped, as `evaluate_pending` does it again."""
+        saved (the run was killed) is dropped, as `evaluate_pending` does it again. A damaged file is a
+        record, not the training's state: it is named in the log and the record starts again."""
         step, evaluated, history = int(self.model.optimizer.iterations.numpy()), int(self.state.evaluated.numpy()), []
-        if self.history_path and os.path.isfile(self.history_path):
+        if self.history_path:
             try:
-                with open(self.history_path, encoding="utf-8") as f:
-                    history = json.load(f)
-            except (OSError, ValueError):  # not readable: a record, not the training's state; it starts again
-                pass
+                history = read_json_object(self.history_path).get("evaluations")
+                if not isinstance(history, list) or not all(isinstance(e, dict) and isinstance(e.get("step"), int)
+                                                            for e in history):
+                    raise ValueError(f"{self.history_path}: expected a list of evaluations with their steps")
+            except FileNotFoundError:
+                history = []
+            except ValueError as error:
+                self.print_fn(f"warning: {error}; the record of dev evaluations starts again")
+                history = []
         self.history = [e for e in history if e["step"] < step or (e["step"] == step and evaluated)]
 
     def evaluate_pending(self):
@@ -147,7 +153,7 @@ class DevEvaluation(keras.callbacks.Callback):
                                  accuracy=_float(logs.get("accuracy")), eval_seconds=eval_seconds,
                                  **scores.as_dict()))
         if self.history_path:
-            write_json(self.history_path, self.history)
+            write_json(self.history_path, {"evaluations": self.history})
         self.state.evaluated.assign(1)
         self.save()
         self.print_fn(
