@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from matmul_peak import matmul_peak_gflops  # noqa: E402  (this folder; TensorFlow when a peak is measured)
 from zoo import machine  # noqa: E402  (standard library only: cheap)
+from zoo.constants import ENCODER_IMPLEMENTATIONS, PRECISIONS, STRATEGIES  # noqa: E402  (the same)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("recipe", "text", "recipe name or .py config")
@@ -139,13 +140,9 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
 
 def _check_flags():
     """Every flag's value, checked before anything is built: a clear one-line error for a bad one."""
-    from zoo.models.encoder import IMPLEMENTATIONS
-    from zoo.training.distribute import STRATEGIES
-    from zoo.training.precision import PRECISIONS
-
     for name, values, allowed in (("precision", FLAGS.precision, PRECISIONS), ("strategy", FLAGS.strategy, STRATEGIES),
                                   ("jit_compile", FLAGS.jit_compile, ("true", "false", "auto")),
-                                  ("encoder_implementation", FLAGS.encoder_implementation, IMPLEMENTATIONS),
+                                  ("encoder_implementation", FLAGS.encoder_implementation, ENCODER_IMPLEMENTATIONS),
                                   ("static_shapes", [FLAGS.static_shapes], ("true", "false", "auto"))):
         unknown = [value for value in values if value not in allowed]
         if unknown or not values:

@@ -38,6 +38,11 @@ FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max: a larger 
 DEFAULT_MAX_SOURCE_LENGTH = 200  # source tokens a translation reads (more when training read more)
 DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bound)
 
+# Training choices, named here so that a command can check its flags before TensorFlow loads.
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")  # zoo.training.distribute
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")  # zoo.training.precision
+ENCODER_IMPLEMENTATIONS = ("zoo", "keras")  # the zoo's own cells in one loop, or Keras' LSTM/GRU layers (cuDNN)
+
 # The SavedModel layout (TF Serving's): <base_path>/<version>/saved_model.pb.
 SAVED_MODEL_FILE = "saved_model.pb"
 ASSETS_EXTRA_DIR = "assets.extra"

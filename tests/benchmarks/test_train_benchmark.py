@@ -20,9 +20,18 @@ def _train_benchmark(tmp_path, *flags):
     return json.loads(output.read_text())
 
 
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """One run of the benchmark, two precisions, each profiled: the tests below read parts of it."""
+    tmp_path = tmp_path_factory.mktemp("train_benchmark")
+    report = _train_benchmark(tmp_path, "--precision=float32,mixed_bfloat16", "--profile_steps=2",
+                              f"--profile_dir={tmp_path / 'trace'}")
+    return tmp_path, report
+
+
 @pytest.mark.slow
-def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
-    report = _train_benchmark(tmp_path, "--precision=float32,mixed_bfloat16")
+def test_train_benchmark_reports_tokens_flops_and_peak_fraction(report):
+    _, report = report
     assert report["recipe"] == "dates_bahdanau" and report["batch_size"] == 8 and report["steps"] == 2
     assert report["cpu_count"] == os.cpu_count() and len(report["load_average"]) == 3
     assert report["machine"]["cpu_count"] == os.cpu_count() and report["machine"]["cpu_model"]
@@ -40,8 +49,8 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(tmp_path):
 
 
 @pytest.mark.slow
-def test_train_benchmark_counts_the_output_projection_of_a_sampled_vocabulary(tmp_path):
-    whole = _train_benchmark(tmp_path, "--precision=float32")["runs"][0]
+def test_train_benchmark_counts_the_output_projection_of_a_sampled_vocabulary(report, tmp_path):
+    whole = report[1]["runs"][0]  # float32 over every id, as this run but for the flag
     run = _train_benchmark(tmp_path, "--precision=float32", "--sampled_vocabulary=8")["runs"][0]
     assert "sampled_vocabulary_mean_ids" not in whole and run["sampled_vocabulary_mean_ids"] >= 8
     terms, whole_terms = run["model_flops_per_token_by_term"], whole["model_flops_per_token_by_term"]
@@ -52,10 +61,11 @@ def test_train_benchmark_counts_the_output_projection_of_a_sampled_vocabulary(tm
 
 
 @pytest.mark.slow
-def test_train_benchmark_profiles_the_timed_batches(tmp_path):
-    report = _train_benchmark(tmp_path, "--precision=float32", "--profile_steps=2",
-                              f"--profile_dir={tmp_path / 'trace'}")
-    profile = report["runs"][0]["profile"]
+@pytest.mark.parametrize("index", [0, 1], ids=["float32", "mixed_bfloat16"])
+def test_train_benchmark_profiles_the_timed_batches(report, index):
+    tmp_path, report = report
+    run = report["runs"][index]
+    profile = run["profile"]
     assert profile["steps"] == 2 and profile["cores"] == os.cpu_count()
     assert os.path.isfile(profile["trace"]) and profile["trace"].startswith(str(tmp_path / "trace"))
     regions, cores = profile["op_ms_per_step_by_region"], profile["core_ms_per_step"]
@@ -64,7 +74,6 @@ def test_train_benchmark_profiles_the_timed_batches(tmp_path):
     assert all(ms > 0 for ms in regions.values()), regions
     assert sum(cores.values()) == pytest.approx(profile["wall_ms_per_step"] * profile["cores"], rel=0.01)
     assert 0 < sum(profile["product_ms_per_step"].values()) < cores["ops"]
-    run = report["runs"][0]
     products_seconds = sum(profile["product_ms_per_step"].values()) / 1000 / profile["cores"]
     assert profile["peak_fraction_if_only_products_ran"] == pytest.approx(
         run["model_flops_per_token"] * run["tokens_per_step"] / (run["matmul_peak_gflops"] * 1e9 * products_seconds),

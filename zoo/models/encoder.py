@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.constants import ENCODER_IMPLEMENTATIONS
 from zoo.models.keras_recurrent import keras_bidirectional_layer
 from zoo.models.listed_layers import with_listed_layers
 from zoo.models.loop_kernels import LoopKernels, defers
@@ -10,7 +11,7 @@ from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
 
 
-IMPLEMENTATIONS = ("zoo", "keras")  # the zoo's own cells in one loop, or Keras' LSTM/GRU layers (cuDNN)
+IMPLEMENTATIONS = ENCODER_IMPLEMENTATIONS  # the encoder_implementation values (zoo.constants)
 
 
 @keras.saving.register_keras_serializable(package="zoo")

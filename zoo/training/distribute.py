@@ -21,8 +21,8 @@ import keras
 import tensorflow as tf
 
 from zoo import machine
+from zoo.constants import STRATEGIES
 
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 CPU_REPLICA_STRATEGIES = ("auto", "mirrored")  # those under which `cpu_replicas` >= 2 splits the CPU
 SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile and static_shapes fields
 

@@ -5,9 +5,9 @@ import time
 
 from absl import logging
 
+from zoo.constants import PRECISIONS
 from zoo.machine import CPUINFO, cpu_flags
 
-PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 # NVIDIA GPUs multiply bfloat16 natively from compute capability 8.0 (Ampere) on; the
 # T4 (7.5) and V100 (7.0) want float16 with loss scaling instead.
