@@ -28,6 +28,8 @@ flags.DEFINE_string("tsv", None, "test set, source<TAB>reference per line (more 
 flags.DEFINE_integer("beam_width", None, "beam width (1: greedy search); default: the export's own search",
                      lower_bound=1)
 flags.DEFINE_integer("batch_size", 64, "sentences translated at once", lower_bound=1)
+flags.DEFINE_integer("batches_in_flight", 2, "batches translated at once, each on a thread of its own (a search "
+                     "leaves cores idle that a second batch fills; the same translations)", lower_bound=1)
 flags.DEFINE_string("bleu_tokenize", None, "sacreBLEU tokenizer; default: the one of the training recipe, else 13a")
 flags.DEFINE_bool("profile_startup", False, startup.FLAG_HELP)
 flags.DEFINE_bool("shortlist", None, "vocabulary selection (a workdir's vocab/shortlist.npz) or not (--noshortlist); "
@@ -48,7 +50,7 @@ def main(argv):
 
     try:
         results = evaluate_model(FLAGS.model, FLAGS.tsv, FLAGS.beam_width, FLAGS.batch_size, FLAGS.bleu_tokenize,
-                                 FLAGS.shortlist)
+                                 FLAGS.shortlist, FLAGS.batches_in_flight)
     except (ValueError, OSError, MissingOpLibraryError) as error:  # zoo.data.DataError is a ValueError
         raise cli.CommandError(str(error)) from None
     try:

@@ -31,6 +31,8 @@ flags.DEFINE_integer("beam_width", None, "Beam width (1: greedy search); unset: 
                      "(serving_default).",
                      lower_bound=1)
 flags.DEFINE_integer("batch_size", 32, "Most sentences translated at once.", lower_bound=1)
+flags.DEFINE_integer("batches_in_flight", 2, "Batches translated at once, each on a thread of its own (a search "
+                     "leaves cores idle that a second batch fills; the same translations).", lower_bound=1)
 flags.DEFINE_float("sampling_temperature", None, "Sample translations at this temperature (> 0) instead of searching.")
 flags.DEFINE_integer("sampling_top_k", 0, "Sample among the k most probable tokens only (0: all of them).",
                      lower_bound=0, upper_bound=INT32_MAX)  # an int32, as the export's `sample` signature takes
@@ -68,7 +70,8 @@ def main(argv):
     from zoo.inference.stream import OutputError
 
     try:
-        translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling, FLAGS.shortlist)
+        translate_stdin(FLAGS.model, FLAGS.beam_width, FLAGS.batch_size, FLAGS.progress, sampling, FLAGS.shortlist,
+                        FLAGS.batches_in_flight)
     except BrokenPipeError:  # e.g. `| head`: the reader is gone, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except OutputError as error:  # e.g. a full disk: not a usage error

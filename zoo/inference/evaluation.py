@@ -48,7 +48,8 @@ def _bleu_tokenize_of(path):
     return constants.read_export_settings(directory).get(constants.BLEU_TOKENIZE) if kind == SAVED_MODEL else None
 
 
-def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None, shortlist=None):
+def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_tokenize=None, shortlist=None,
+                   in_flight=1):
     """Scores an export (or a training workdir) on a TSV test set, as `zoo-eval` prints it.
 
     Args:
@@ -61,6 +62,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
       bleu_tokenize: sacreBLEU tokenizer; None takes the one the model was trained with
         (its workdir's config.json, else the export's zoo_export.json), else `13a`.
       shortlist: None, True or False: vocabulary selection, see `load_translate_fn`.
+      in_flight: batches translated at once (`translate_in_batches`).
 
     Returns:
       dict: `bleu`, `chrf`, `bleu_signature`, `chrf_signature`, `exact_match`,
@@ -75,7 +77,7 @@ def evaluate_model(model_path, tsv_path, beam_width=None, batch_size=64, bleu_to
     sources = [source.encode("utf-8") for source, _ in pairs]
     started = time.monotonic()
     with Progress("zoo-eval", total=len(sources), unit="sentences") as progress:
-        translations = translate_in_batches(translate, sources, batch_size, progress)
+        translations = translate_in_batches(translate, sources, batch_size, progress, in_flight)
     hypotheses = [text.decode("utf-8") for text in translations]
     seconds = time.monotonic() - started
     startup.mark("translation", "the other translations")

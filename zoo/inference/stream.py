@@ -85,7 +85,7 @@ def lines_left(fd):
     return count + (last != b"\n")  # a last line without its newline
 
 
-def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=None):
+def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=None, in_flight=1):
     """Translates every line of `in_fd` to `out`, one output line per input line, in order.
 
     Args:
@@ -95,6 +95,7 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
       batch_size: most sentences per call of `translate`.
       window: lines read ahead (in multiples of `batch_size`) and sorted by length.
       progress: a `zoo.progress.Progress` counting lines, or None; closed at the end.
+      in_flight: batches translated at once (`translate_in_batches`).
 
     Returns:
       The number of lines translated. A blank line gives an empty line without a call.
@@ -105,7 +106,7 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
     for lines in read_line_windows(in_fd, batch_size * max(window, 1)):
         results = [b""] * len(lines)
         todo = [i for i, line in enumerate(lines) if line.strip()]
-        translations = translate_in_batches(translate, [lines[i] for i in todo], batch_size)
+        translations = translate_in_batches(translate, [lines[i] for i in todo], batch_size, in_flight=in_flight)
         for i, text in zip(todo, translations):
             results[i] = text.replace(b"\n", b" ")
         try:
@@ -126,7 +127,8 @@ def translate_stream(translate, in_fd, out, batch_size=32, window=8, progress=No
     return count
 
 
-def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, sampling=None, shortlist=None):
+def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, sampling=None, shortlist=None,
+                    in_flight=1):
     """`zoo-translate`: stdin to stdout; progress on stderr if asked or if it is a terminal.
 
     Args:
@@ -136,6 +138,7 @@ def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, s
       show_progress: None shows progress when stderr is a terminal (`zoo.progress`).
       sampling: None, or the sampling parameters of `load_translate_fn`.
       shortlist: None, True or False: vocabulary selection, see `load_translate_fn`.
+      in_flight: batches translated at once (`translate_in_batches`).
 
     Returns:
       The number of lines translated.
@@ -146,4 +149,5 @@ def translate_stdin(model, beam_width=None, batch_size=32, show_progress=None, s
                         keep=True)
     if progress.enabled:
         sys.stderr.write(f"zoo-translate: {description}\n")
-    return translate_stream(translate, sys.stdin.fileno(), sys.stdout.buffer, batch_size, progress=progress)
+    return translate_stream(translate, sys.stdin.fileno(), sys.stdout.buffer, batch_size, progress=progress,
+                            in_flight=in_flight)
