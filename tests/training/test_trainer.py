@@ -109,13 +109,18 @@ def test_train_steps_and_a_changed_model_are_handled(tmp_path):
     assert [e["step"] for e in more["evaluations"]] == [7, 12] and more["evaluations"][0] == results["evaluations"][0]
     with open(os.path.join(workdir, "evaluations.json")) as f:
         assert json.load(f) == {"evaluations": more["evaluations"]}
+    # The first version's file, a bare list, is read as well.
+    with open(os.path.join(workdir, "evaluations.json"), "w") as f:
+        json.dump(more["evaluations"], f)
+    older = train_and_evaluate(tiny_config(train_steps=14, export=False), workdir, print_fn=lambda line: None)
+    assert [e["step"] for e in older["evaluations"]] == [7, 12, 14]
     # A damaged record is named in the log and starts again; the training's state is not touched.
     with open(os.path.join(workdir, "evaluations.json"), "w") as f:
         f.write('{"evaluations": [{"ste')
     lines = []
-    damaged = train_and_evaluate(tiny_config(train_steps=14, export=False), workdir, print_fn=lines.append)
-    assert damaged["resumed_from_step"] == 12 and [e["step"] for e in damaged["evaluations"]] == [14]
-    assert any("evaluations.json: invalid JSON" in line and "starts again" in line for line in lines), lines
+    damaged = train_and_evaluate(tiny_config(train_steps=16, export=False), workdir, print_fn=lines.append)
+    assert damaged["resumed_from_step"] == 14 and [e["step"] for e in damaged["evaluations"]] == [16]
+    assert any("evaluations.json: " in line and "starts again" in line for line in lines), lines
     with pytest.raises(ValueError, match=r"decoder_units: 32 -> 48"):
         train_and_evaluate(tiny_config(decoder_units=48), workdir, print_fn=lambda line: None)
 

@@ -1,5 +1,6 @@
 """Keras callbacks of `zoo-train`: dev BLEU, best model, early stopping, limits, resume state."""
 
+import json
 import math
 import os
 import time
@@ -8,7 +9,6 @@ import keras
 import tensorflow as tf
 
 from zoo.atomic_write import save_model_atomically, write_json
-from zoo.constants import read_json_object
 from zoo.training.state import TrainingState  # noqa: F401 (zoo.training and callers import it from here)
 
 
@@ -90,14 +90,17 @@ class DevEvaluation(keras.callbacks.Callback):
         step, evaluated, history = int(self.model.optimizer.iterations.numpy()), int(self.state.evaluated.numpy()), []
         if self.history_path:
             try:
-                history = read_json_object(self.history_path).get("evaluations")
+                with open(self.history_path, encoding="utf-8") as f:
+                    record = json.load(f)
+                # {"evaluations": [...]}; a bare list is the first version's file
+                history = record.get("evaluations") if isinstance(record, dict) else record
                 if not isinstance(history, list) or not all(isinstance(e, dict) and isinstance(e.get("step"), int)
                                                             for e in history):
-                    raise ValueError(f"{self.history_path}: expected a list of evaluations with their steps")
+                    raise ValueError("expected {\"evaluations\": [...]} with a step in each evaluation")
             except FileNotFoundError:
                 history = []
-            except ValueError as error:
-                self.print_fn(f"warning: {error}; the record of dev evaluations starts again")
+            except ValueError as error:  # UnicodeDecodeError and JSONDecodeError included
+                self.print_fn(f"warning: {self.history_path}: {error}; the record of dev evaluations starts again")
                 history = []
         self.history = [e for e in history if e["step"] < step or (e["step"] == step and evaluated)]
 
