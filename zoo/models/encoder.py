@@ -11,9 +11,6 @@ from zoo.models.recurrent_cells import make_cell
 from zoo.models.time_loop import scan
 
 
-IMPLEMENTATIONS = ENCODER_IMPLEMENTATIONS  # the encoder_implementation values (zoo.constants)
-
-
 @keras.saving.register_keras_serializable(package="zoo")
 class BidirectionalEncoder(keras.layers.Layer):
     """Stacked bidirectional LSTM or GRU over embedded source tokens.
@@ -55,8 +52,8 @@ class BidirectionalEncoder(keras.layers.Layer):
         super().__init__(**kwargs)
         if cell not in ("lstm", "gru"):
             raise ValueError(f"BidirectionalEncoder: cell must be 'lstm' or 'gru', received {cell!r}.")
-        if implementation not in IMPLEMENTATIONS:
-            raise ValueError(f"BidirectionalEncoder: implementation must be one of {list(IMPLEMENTATIONS)}, "
+        if implementation not in ENCODER_IMPLEMENTATIONS:
+            raise ValueError(f"BidirectionalEncoder: implementation must be one of {list(ENCODER_IMPLEMENTATIONS)}, "
                              f"received {implementation!r}.")
         if int(units) <= 0 or int(num_layers) <= 0:
             raise ValueError(

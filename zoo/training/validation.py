@@ -9,7 +9,14 @@ adds) take any value of their type; the data fields are checked when the data is
 import importlib
 import math
 
-from zoo.constants import BEAM_STOPPING, DEFAULT_MAX_BEAM_WIDTH, MAX_LENGTH_PENALTY
+from zoo.constants import (
+    BEAM_STOPPING,
+    DEFAULT_MAX_BEAM_WIDTH,
+    ENCODER_IMPLEMENTATIONS,
+    MAX_LENGTH_PENALTY,
+    PRECISIONS,
+    STRATEGIES,
+)
 
 _MAX_ID = 2**31 - 1  # ids are int32
 
@@ -139,11 +146,11 @@ RULES = {
     "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
     "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
-    "encoder_implementation": one_of(_attribute("zoo.models.encoder", "IMPLEMENTATIONS")),
+    "encoder_implementation": one_of(ENCODER_IMPLEMENTATIONS),
     "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
-    "precision": one_of(("auto", "float32", "mixed_bfloat16", "mixed_float16")),
+    "precision": one_of(PRECISIONS),
     # where it trains (docs/scaling.md)
-    "strategy": one_of(_attribute("zoo.training.distribute", "STRATEGIES")), "steps_per_execution": COUNT,
+    "strategy": one_of(STRATEGIES), "steps_per_execution": COUNT,
     "cpu_replicas": COUNT,
     "jit_compile": SWITCH, "static_shapes": SWITCH,
     # optimization
