@@ -21,16 +21,14 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-
-import zoo.layers  # noqa: E402
-from zoo import machine  # noqa: E402
+from zoo import machine  # noqa: E402  (standard library only: a bad flag costs no Keras import)
 
 
 def compile_steps(layer, jit_compile):
     """Returns compiled `step(query, value, mask)`, `step_with_keys(query, value, mask, keys)`
     and `precompute(value)`, each returning `(context, weights)` or keys, synchronously."""
+    import keras
+
     backend = keras.backend.backend()
     if backend == "tensorflow":
         import tensorflow as tf
@@ -63,6 +61,8 @@ def compile_steps(layer, jit_compile):
 
 def compute_device():
     """Where the backend runs the steps: the first device's kind (a GPU's name, or cpu)."""
+    import keras
+
     if keras.backend.backend() == "jax":
         import jax
 
@@ -106,7 +106,8 @@ def _at_least(least):
     return parse
 
 
-def main():
+def parse_args():
+    """The flags, checked before Keras loads: a bad one costs a fraction of a second."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batch", type=_at_least(1), default=64, help="B, sentences decoded together")
     parser.add_argument("--source_length", type=_at_least(1), default=50, help="Tv, source positions")
@@ -120,7 +121,16 @@ def main():
         "--dtype_policy", choices=("float32", "mixed_float16", "mixed_bfloat16"), default="float32",
         help="Keras dtype policy of the layers (inputs stay float32; the layers cast them)",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    import keras
+    import numpy as np
+
+    import zoo.layers
+
     keras.config.set_dtype_policy(args.dtype_policy)
 
     rng = np.random.default_rng(0)
