@@ -49,6 +49,10 @@ def test_dropping_finished_sentences_changes_no_result_and_shrinks_the_steps(nam
     graph = tf.function(lambda source: decode(ToyModel(), source, strategy),
                         input_signature=[tf.TensorSpec([None, None], tf.int32)])
     assert_same(graph(SOURCES), expected)
+    # And without AutoGraph, as the zoo's own functions trace it (KerasTranslator, the export's signatures).
+    plain = tf.function(lambda source: decode(ToyModel(), source, strategy), autograph=False,
+                        input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    assert_same(plain(SOURCES), expected)
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))

@@ -152,12 +152,12 @@ class SentencePieceTokenizer(Tokenizer):
             )
         return tokenizer
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def tokenize(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor string `(B, None)`: the pieces `encode` maps."""
         return self._sentencepiece.id_to_string(self.encode(texts))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def encode(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor int32 `(B, None)`, without `<s>`/`</s>`."""
         texts = normalize(texts, self.lowercase)

@@ -214,12 +214,12 @@ class Tokenizer(tf.Module):
 
     # -- in-graph methods ------------------------------------------------------------------
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def tokenize(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor string `(B, None)`: the tokens `encode` maps."""
         return self._split(normalize(texts, self.lowercase))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def encode(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor int32 `(B, None)`, without `<s>`/`</s>`.
 
@@ -229,7 +229,7 @@ class Tokenizer(tf.Module):
         ids = tf.ragged.map_flat_values(self._token_to_id.lookup, tokens)
         return tf.cast(ids, tf.int32)
 
-    @tf.function
+    @tf.function(autograph=False)
     def decode(self, ids):
         """Ids -> text.
 
@@ -248,7 +248,7 @@ class Tokenizer(tf.Module):
         keep = before_eos & tf.not_equal(ids, vocabulary.PAD_ID) & tf.not_equal(ids, vocabulary.BOS_ID)
         return self._detokenize(tf.ragged.boolean_mask(ids, keep))
 
-    @tf.function
+    @tf.function(autograph=False)
     def id_to_token(self, ids):
         """int32/int64 ids of any shape -> tf.string of the same shape (`<unk>` if unknown)."""
         return self._id_to_token.lookup(tf.cast(ids, tf.int64))

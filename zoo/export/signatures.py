@@ -132,6 +132,7 @@ def serving_signature(name):
     def register(method):
         if method.__name__ != spec.method:
             raise ValueError(f"serving signature {name!r} is computed by {spec.method!r}, not {method.__name__!r}")
-        return tf.function(method, input_signature=list(spec.inputs))
+        # No AutoGraph: the searches are written with tf.while_loop and tf.cond (see KerasTranslator).
+        return tf.function(method, input_signature=list(spec.inputs), autograph=False)
 
     return register

@@ -74,7 +74,9 @@ class KerasTranslator:
         if key not in self._searches:
             max_length = self.max_target_length
 
-            @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+            # No AutoGraph: the search is written with tf.while_loop and tf.cond, and converting its
+            # Python source took most of the first call (7.9 s of it for greedy on a tiny model).
+            @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
             def run(source_ids):  # (B, S)
                 return decoding.decode(self.model, source_ids, strategy, max_length=max_length,
                                        shortlist=self.shortlist)
