@@ -75,7 +75,7 @@ class KerasTranslator:
             max_length = self.max_target_length
 
             # No AutoGraph: the search is written with tf.while_loop and tf.cond, and converting its
-            # Python source took most of the first call (7.9 s of it for greedy on a tiny model).
+            # Python source took most of the first call (greedy on a tiny model: 7.9 s with it, 1.1 s without).
             @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
             def run(source_ids):  # (B, S)
                 return decoding.decode(self.model, source_ids, strategy, max_length=max_length,
