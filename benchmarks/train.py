@@ -89,7 +89,9 @@ def _batches(trainer, config, pairs, tokenizers, static_shapes):
 
 def _peak(strategy, dtype):
     """The matmul peak of the devices the strategy trains on: one device's, times the accelerator replicas."""
-    devices = strategy.extended.worker_devices
+    from zoo.training import distribute
+
+    devices = distribute.worker_devices(strategy)
     accelerators = [d for d in devices if "CPU" not in d.upper()]  # logical CPU replicas share the cores
     return matmul_peak_gflops(dtype, devices[0]) * max(1, len(accelerators))
 

@@ -70,6 +70,7 @@ def test_static_shapes_auto_follows_xla_and_accelerator_replicas():
 def test_one_device_on_a_cpu_machine_is_the_chief_and_compiles_nothing(tmp_path):
     strategy = distribute.resolve_strategy("one_device")
     assert strategy.num_replicas_in_sync == 1 and distribute.accelerator(strategy) == "cpu"
+    assert distribute.worker_devices(strategy) == ("/device:CPU:0",)
     assert distribute.strategy_name(strategy) == "one_device"
     assert distribute.strategy_name(distribute.resolve_strategy("mirrored")) == "mirrored"
     assert distribute.is_chief(strategy) and not distribute.is_multi_worker(strategy)
@@ -84,6 +85,18 @@ def test_one_device_on_a_cpu_machine_is_the_chief_and_compiles_nothing(tmp_path)
     assert distribute.resolve_steps_per_execution(50, strategy, steps_per_epoch=20) == 20
     with pytest.raises(ValueError, match="steps_per_execution must be >= 0, got -1"):
         distribute.resolve_steps_per_execution(-1, strategy)
+
+
+def test_one_device_on_a_cpu_machine_gives_fit_the_dataset_as_it_is():
+    # TensorFlow's default strategy: Keras' fit iterates the dataset itself, not a distributed copy whose
+    # input threads the end of fit waited for.
+    strategy = distribute.resolve_strategy("one_device")
+    assert strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
+    dataset = tf.data.Dataset.range(3)
+    assert strategy.experimental_distribute_dataset(dataset) is dataset
+    with distribute.resolve_strategy("mirrored").scope():  # inside another strategy's scope: a strategy of its own
+        inner = distribute.resolve_strategy("one_device")
+    assert isinstance(inner, tf.distribute.OneDeviceStrategy) and distribute.accelerator(inner) == "cpu"
 
 
 def test_data_sharding_policy():

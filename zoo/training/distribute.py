@@ -2,7 +2,7 @@
 
     auto          the accelerator that is there: a TF_CONFIG cluster, a TPU, all GPUs, else one device
                   (`mirrored` over the CPU's replicas with `--config.cpu_replicas` >= 2)
-    one_device    the first GPU, else the CPU
+    one_device    the first GPU, else the CPU (TensorFlow's default strategy)
     mirrored      all local GPUs (all logical CPUs when there is no GPU: see `split_cpu`), one process
     multi_worker  MultiWorkerMirroredStrategy over the TF_CONFIG cluster, one process per worker
     tpu           TPUStrategy through TPUClusterResolver (a Colab TPU, a Cloud TPU VM, a TPU node)
@@ -122,7 +122,13 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
         name = auto_strategy(cpu_replicas=cpu_replicas)
     if name == "one_device":
         gpus = tf.config.list_logical_devices("GPU")
-        return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
+        if gpus:
+            return tf.distribute.OneDeviceStrategy(gpus[0].name)
+        # The CPU alone: TensorFlow's default strategy, under which Keras' fit iterates the dataset as it is.
+        # OneDeviceStrategy hands fit a distributed dataset whose release, when fit returns, waited 6-37 s
+        # for its input threads on an AVX2 CPU.
+        return tf.distribute.get_strategy() if not tf.distribute.has_strategy() else tf.distribute.OneDeviceStrategy(
+            "/cpu:0")
     if name == "mirrored":
         _split_for(name, cpu_replicas)
         devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
@@ -230,9 +236,18 @@ def strategy_name(strategy):
     return "mirrored" if isinstance(strategy, tf.distribute.MirroredStrategy) else "one_device"
 
 
+def worker_devices(strategy):
+    """The devices the strategy's replicas run on; for the default strategy, which names none, the device
+    TensorFlow places ops on (the first GPU, else the CPU)."""
+    try:
+        return tuple(strategy.extended.worker_devices)
+    except RuntimeError:  # "worker_devices() method unsupported by default tf.distribute.Strategy."
+        return (tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU"))[0].name,
+
+
 def accelerator(strategy):
     """`"tpu"`, `"gpu"` or `"cpu"`: what the strategy's replicas run on."""
-    devices = " ".join(strategy.extended.worker_devices).upper()
+    devices = " ".join(worker_devices(strategy)).upper()
     return "tpu" if "TPU" in devices else "gpu" if "GPU" in devices else "cpu"
 
 
