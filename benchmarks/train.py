@@ -91,9 +91,10 @@ def _peak(strategy, dtype):
     """The matmul peak of the devices the strategy trains on: one device's, times the accelerator replicas."""
     from zoo.training import distribute
 
-    devices = distribute.worker_devices(strategy)
-    accelerators = [d for d in devices if "CPU" not in d.upper()]  # logical CPU replicas share the cores
-    return matmul_peak_gflops(dtype, devices[0]) * max(1, len(accelerators))
+    if distribute.accelerator(strategy) == "cpu":  # the default strategy names no devices; CPU replicas share the cores
+        return matmul_peak_gflops(dtype, "/device:CPU:0")
+    devices = strategy.extended.worker_devices
+    return matmul_peak_gflops(dtype, devices[0]) * len(devices)
 
 
 def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_compile):

@@ -120,15 +120,11 @@ def resolve_strategy(name, tpu="", cpu_replicas=0):
                          f"'auto', not {name!r}; expected cpu_replicas=0 or strategy=mirrored")
     if name == "auto":
         name = auto_strategy(cpu_replicas=cpu_replicas)
-    if name == "one_device":
+    if name == "one_device":  # without GPUs: the default strategy, whose fit reads the dataset as it is (scaling.md)
         gpus = tf.config.list_logical_devices("GPU")
-        if gpus:
-            return tf.distribute.OneDeviceStrategy(gpus[0].name)
-        # The CPU alone: TensorFlow's default strategy, under which Keras' fit iterates the dataset as it is.
-        # OneDeviceStrategy hands fit a distributed dataset whose release, when fit returns, waited 6-37 s
-        # for its input threads on an AVX2 CPU.
-        return tf.distribute.get_strategy() if not tf.distribute.has_strategy() else tf.distribute.OneDeviceStrategy(
-            "/cpu:0")
+        if gpus or tf.distribute.has_strategy():  # (inside another strategy's scope: a strategy of its own)
+            return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
+        return tf.distribute.get_strategy()
     if name == "mirrored":
         _split_for(name, cpu_replicas)
         devices = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
@@ -236,18 +232,12 @@ def strategy_name(strategy):
     return "mirrored" if isinstance(strategy, tf.distribute.MirroredStrategy) else "one_device"
 
 
-def worker_devices(strategy):
-    """The devices the strategy's replicas run on; for the default strategy, which names none, the device
-    TensorFlow places ops on (the first GPU, else the CPU)."""
-    try:
-        return tuple(strategy.extended.worker_devices)
-    except RuntimeError:  # "worker_devices() method unsupported by default tf.distribute.Strategy."
-        return (tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU"))[0].name,
-
-
 def accelerator(strategy):
-    """`"tpu"`, `"gpu"` or `"cpu"`: what the strategy's replicas run on."""
-    devices = " ".join(worker_devices(strategy)).upper()
+    """`"tpu"`, `"gpu"` or `"cpu"`: what the strategy's replicas run on (for the default strategy, where ops go)."""
+    try:
+        devices = " ".join(strategy.extended.worker_devices).upper()
+    except RuntimeError:  # the default strategy names no devices
+        devices = "GPU" if tf.config.list_logical_devices("GPU") else "CPU"
     return "tpu" if "TPU" in devices else "gpu" if "GPU" in devices else "cpu"
 
 
