@@ -232,7 +232,8 @@ def _products_bound(run):
     profile = run["profile"]
     seconds = sum(profile["product_ms_per_step"].values()) / 1000 / profile["cores"]
     flops = run["model_flops_per_token"] * run["tokens_per_step"]
-    return round(flops / (run["matmul_peak_gflops"] * 1e9 * seconds), 4) if seconds else None
+    # 4 significant digits, not decimals: a tiny model's bound (0.03) keeps its relative precision
+    return float(f"{flops / (run['matmul_peak_gflops'] * 1e9 * seconds):.4g}") if seconds else None
 
 
 if __name__ == "__main__":
