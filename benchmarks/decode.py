@@ -19,7 +19,8 @@ every search at a mode and batch size are interleaved (greedy, beam 5, ..., gree
 ...), so that a ratio compares runs made under the same load: each row also keeps every
 repeat's seconds (`repeat_seconds`) and its cost over greedy's in each repeat
 (`paired_costs_vs_greedy`), whose median the summary gives beside the fastest-over-fastest
-ratio (`wall_paired_median` beside `wall`).
+ratio (`wall_paired_median` beside `wall`), and the share of each repeat's CPU demand that the
+hypervisor gave to other guests (`repeat_steal_of_demand`, `zoo.machine.cpu_shares`).
 
 With `--masked_greedy` greedy search is also timed as it was before it took its argmax from
 the whole row (row `greedy_masked`: PAD and BOS masked in every row at every step, a pass
@@ -263,21 +264,24 @@ def time_interleaved(runs, batches):
     run 1, run 2, ...), so that a shared machine's changing load falls on all of them alike and
     their ratios (beam over greedy) are taken under the same conditions.
 
-    Returns, per run, `(seconds, cpu_seconds, decoded, peak_rss_growth_mib, repeat_seconds)`: the
-    fastest repetition's wall and CPU seconds, the last repetition's results, the largest
-    resident memory growth during any of its repetitions, and every repetition's wall seconds in order."""
-    timings = [[[], [], None, 0.0] for _ in runs]
+    Returns, per run, `(seconds, cpu_seconds, decoded, peak_rss_growth_mib, repeat_seconds, repeat_steal)`:
+    the fastest repetition's wall and CPU seconds, the last repetition's results, the largest
+    resident memory growth during any of its repetitions, every repetition's wall seconds in order
+    and the share of each one's CPU demand the hypervisor took (`zoo.machine.cpu_shares`' `steal_of_demand`,
+    None off Linux)."""
+    timings = [[[], [], None, 0.0, []] for _ in runs]
     for _ in range(FLAGS.repeats):
         for run, timing in zip(runs, timings):
             with PeakMemory() as memory:
-                started, cpu_started = time.perf_counter(), time.process_time()
+                started, cpu_started, ticks = time.perf_counter(), time.process_time(), machine.cpu_ticks()
                 decoded = [run(b) for b in batches]
                 for result in decoded:
                     result.lengths.numpy()
                 timing[0].append(time.perf_counter() - started)
                 timing[1].append(time.process_time() - cpu_started)
+                timing[4].append((machine.cpu_shares(ticks, machine.cpu_ticks()) or {}).get("steal_of_demand"))
             timing[2], timing[3] = decoded, max(timing[3], memory.growth_mib)
-    return [(min(seconds), min(cpu), decoded, growth, seconds) for seconds, cpu, decoded, growth in timings]
+    return [(min(seconds), min(cpu), decoded, growth, seconds, steal) for seconds, cpu, decoded, growth, steal in timings]
 
 
 def measured(timing, batches, warmup, scorer=None):
@@ -285,12 +289,12 @@ def measured(timing, batches, warmup, scorer=None):
     of the batches' best translations, or None."""
     import numpy as np
 
-    seconds, cpu_seconds, decoded, growth, repeats = timing
+    seconds, cpu_seconds, decoded, growth, repeats, steal = timing
     count = sum(len(b) for b in batches)
     lengths = [r.lengths.numpy() for r in decoded]
     return {
         "sentences": count, "seconds": round(seconds, 4), "sentences_per_second": round(count / seconds, 2),
-        "repeat_seconds": [round(value, 4) for value in repeats],
+        "repeat_seconds": [round(value, 4) for value in repeats], "repeat_steal_of_demand": steal,
         "cpu_seconds_per_sentence": round(cpu_seconds / count, 5),
         "mean_best_length": round(float(np.mean([l[:, 0].mean() for l in lengths])), 2),
         "first_call_seconds": round(warmup, 2), "peak_rss_growth_mib": round(growth, 1),

@@ -107,10 +107,11 @@ def benchmark(command, model, runs, warmup, line):
     for _ in range(warmup):
         run_bare_import()
         run_translate(command, model, line)
-    bare, translate = [], []
+    bare, translate, ticks = [], [], machine.cpu_ticks()
     for _ in range(runs):
         bare.append(run_bare_import())
         translate.append(run_translate(command, model, line))
+    shares = machine.cpu_shares(ticks, machine.cpu_ticks())
     bare_median = statistics.median(run["seconds"] for run in bare)
     import_median = statistics.median(run["import_seconds"] for run in bare)
     translate_median = statistics.median(run["seconds"] for run in translate)
@@ -143,6 +144,7 @@ def benchmark(command, model, runs, warmup, line):
                  "met": translate_median <= GOAL_SECONDS and ratio <= GOAL_RATIO},
         "machine": {**machine.describe(),
                     "load_average_before": [round(x, 2) for x in load_before],  # describe()'s is after
+                    "cpu_shares_of_the_timed_runs": shares,  # the time the hypervisor took: zoo.machine.cpu_shares
                     "python": platform.python_version(), "tensorflow": importlib.metadata.version("tensorflow"),
                     "platform": platform.platform()},
     }

@@ -19,7 +19,9 @@ the strategy's first device in the run's compute dtype (float32 for float32, bfl
 mixed_bfloat16, float16 for mixed_float16; on a GPU float32 matmuls use TF32 as the
 training's do; on a CPU the better of one product at a time and one per core at once),
 times the number of accelerator replicas, and
-`peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`.
+`peak_fraction = train_tokens_per_second * model_flops_per_token / (matmul_peak_gflops * 1e9)`,
+and `cpu_shares`, how the machine's CPU time went during the timed steps (`zoo.machine.cpu_shares`:
+busy, idle, and stolen by the hypervisor for other guests, which slows a run whatever its code).
 
 With `--profile_steps N`, the first N timed batches run again after the timed steps, under
 TensorFlow's profiler (which slows them: with N equal to `--steps`, compare the profile's
@@ -116,9 +118,9 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
             distribute.build_for_fit(model, batches[0])
         started = time.perf_counter()
         model.fit(data(warmup), verbose=0)
-        compiled = time.perf_counter()
+        compiled, ticks = time.perf_counter(), machine.cpu_ticks()
         history = model.fit(data(timed), verbose=0)
-        finished = time.perf_counter()
+        finished, shares = time.perf_counter(), machine.cpu_shares(ticks, machine.cpu_ticks())
         profile = {}
         if FLAGS.profile_steps:
             import step_profile
@@ -134,7 +136,7 @@ def _time(trainer, strategy, config, tokenizers, spec, batches, lengths, jit_com
         by_term["output_projection"] = whole * sum(sampled) / len(sampled) / tokenizers[1].vocab_size
         flops_per_token -= whole - by_term["output_projection"]
     return dict(replicas=strategy.num_replicas_in_sync, precision=model.dtype_policy.name,
-                warmup_seconds=compiled - started, seconds=finished - compiled,
+                warmup_seconds=compiled - started, seconds=finished - compiled, cpu_shares=shares,
                 loss=float(history.history["loss"][-1]), params=int(model.count_params()),
                 model_flops_per_token=flops_per_token, model_flops_per_token_by_term=by_term,
                 **({"sampled_vocabulary_mean_ids": sum(sampled) / len(sampled)} if sampled else {}),

@@ -30,6 +30,8 @@ def test_decode_benchmark_times_greedy_and_beam_search(order, batches, masked, r
     assert rows["beam2"]["cost_vs_greedy"] > 0
     for row in rows.values():  # every repeat's time; the fastest is the row's
         assert len(row["repeat_seconds"]) == repeats and min(row["repeat_seconds"]) == row["seconds"]
+        assert len(row["repeat_steal_of_demand"]) == repeats  # the hypervisor's share of each repeat
+        assert all(share is None or 0 <= share <= 1 for share in row["repeat_steal_of_demand"])
     # The cost over greedy within each repeat (the same sentences: a ratio of seconds), and its median
     beam, greedy = rows["beam2"]["repeat_seconds"], rows["greedy"]["repeat_seconds"]
     paired = rows["beam2"]["paired_costs_vs_greedy"]

@@ -44,6 +44,8 @@ def test_train_benchmark_reports_tokens_flops_and_peak_fraction(report):
         assert run["train_tokens_per_second"] == pytest.approx(run["tokens_per_step"] * 2 / run["seconds"])
         flops = run["train_tokens_per_second"] * run["model_flops_per_token"]
         assert run["peak_fraction"] == pytest.approx(flops / (run["matmul_peak_gflops"] * 1e9))
+        shares = run["cpu_shares"]  # of the timed steps: busy, idle and the hypervisor's
+        assert shares is None or (shares["busy"] > 0 and 0 <= shares["steal_of_demand"] <= 1)
     # One model, one set of batches: the FLOPs per token do not depend on the precision.
     assert report["runs"][0]["model_flops_per_token"] == report["runs"][1]["model_flops_per_token"]
 
