@@ -35,13 +35,7 @@ def main(argv):
     del argv  # cli.run refuses positional arguments
     if not FLAGS["verbosity"].present:
         logging.set_verbosity(logging.WARNING)  # TensorFlow's INFO lines drown the progress bars
-    import tensorflow as tf
-
-    from zoo.data import DataError
-    from zoo.training import distribute
-    from zoo.training.validation import validate_config
-
-    from recipes.pipeline import train_and_export
+    from zoo.config_checks import validate_config
 
     config = FLAGS.config
     for field in ("train_tsv", "dev_tsv"):  # an unset shell variable would otherwise fall back to other data
@@ -52,6 +46,17 @@ def main(argv):
             config[field] = FLAGS[field].value
     if FLAGS.train_tsv:
         config.dataset = "tsv"
+    try:  # every field on its own first, in a second, before TensorFlow loads (the model check needs Keras)
+        validate_config(config, model=False)
+    except ValueError as error:
+        raise cli.CommandError(str(error)) from None
+    import tensorflow as tf
+
+    from zoo.data import DataError
+    from zoo.training import distribute
+
+    from recipes.pipeline import train_and_export
+
     try:
         distribute.split_cpu_as_configured(config)  # before TensorFlow starts (validation builds layers)
         validate_config(config)  # before the workdir is created: a refused run leaves nothing behind

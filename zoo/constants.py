@@ -42,6 +42,17 @@ DEFAULT_MAX_BEAM_WIDTH = 64  # the export clamps beam_width to this (a memory bo
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")  # zoo.training.distribute
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")  # zoo.training.precision
 ENCODER_IMPLEMENTATIONS = ("zoo", "keras")  # the zoo's own cells in one loop, or Keras' LSTM/GRU layers (cuDNN)
+CPU_REPLICA_STRATEGIES = ("auto", "mirrored")  # those under which `cpu_replicas` >= 2 splits the CPU
+SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile, static_shapes and stream_train fields
+PRESET_NAMES = ("rnnenc", "bahdanau", "luong_dot", "luong_general", "luong_concat", "reduced_rank")  # zoo.models
+RNN_CELLS = ("lstm", "gru")  # zoo.models.recurrent_cells
+TOKENIZER_TYPES = ("char", "word", "sentencepiece")  # the built-in kinds of zoo.data.tokenizer_kinds
+SPM_MODEL_TYPES = ("unigram", "bpe")  # zoo.data.sentencepiece_model
+# SentencePiece's built-in normalization rules (the rule travels inside the model file), and
+# "nfc", which SentencePiece lacks (zoo.data.sentencepiece_model says how the zoo runs it).
+SPM_NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nfc")
+SPM_BYTE_PIECES = 256  # pieces SentencePiece's byte fallback adds, one per byte value
+STREAM_SAMPLE_SIZE = 300_000  # pairs a streamed training file gives the vocabulary (zoo.data.tsv_stream)
 
 # The SavedModel layout (TF Serving's): <base_path>/<version>/saved_model.pb.
 SAVED_MODEL_FILE = "saved_model.pb"

@@ -3,11 +3,9 @@
 import ml_collections
 from ml_collections import config_dict
 
-from zoo.data import datasets
-from zoo.data.tsv_stream import DEFAULT_SAMPLE_SIZE
-from zoo.models import defaults
-
 from zoo import constants
+from zoo import model_defaults as defaults
+from zoo.data import datasets
 
 
 def get_config():
@@ -28,7 +26,7 @@ def _data(config):
     config.update(datasets.config_fields())
     # Streaming (dataset "tsv" only): read the training file at every epoch instead of holding it.
     config.stream_train = "auto"  # "auto" (stream a training TSV over 256 MB), "true" or "false" (docs/training.md)
-    config.stream_sample_size = DEFAULT_SAMPLE_SIZE  # streaming: pairs sampled from the file to build the vocabulary on
+    config.stream_sample_size = constants.STREAM_SAMPLE_SIZE  # streaming: pairs sampled from the file to build the vocabulary on
     config.shuffle_buffer_size = 0  # pairs shuffled together; 0 = all (in memory), 100,000 when streaming
 
 
@@ -50,7 +48,7 @@ def _tokenizers(config):
 
 
 def _model(config):
-    """Model: sizes start from zoo/models/defaults.py, as the presets' do."""
+    """Model: sizes start from zoo/model_defaults.py, as the presets' do."""
     config.model = "bahdanau"  # preset name from zoo.models.presets()
     config.embedding_dim = defaults.EMBEDDING_DIM  # source and target embedding size
     config.encoder_cell = defaults.ENCODER_CELL  # "lstm" or "gru"

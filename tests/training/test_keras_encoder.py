@@ -12,7 +12,7 @@ from zoo.models.workdir import decoding_settings, load_workdir
 from zoo.training import distribute
 from zoo.training.inputs import build_model
 from zoo.training.optimization import compile_model
-from zoo.training.validation import config_problems
+from zoo.config_checks import config_problems
 
 TINY = dict(
     dates_train_size=300, dates_dev_size=8, embedding_dim=16, encoder_units=16, decoder_units=32,

@@ -8,7 +8,7 @@ import tensorflow as tf
 from recipes import load_config
 from zoo.training import build_model, compile_model
 from zoo.training.loss import TokenCrossEntropy
-from zoo.training.validation import config_problems
+from zoo.config_checks import config_problems
 
 RNG = np.random.default_rng(0)
 LOGITS = RNG.normal(size=(3, 4, 6)).astype("float32")

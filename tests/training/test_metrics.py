@@ -81,7 +81,7 @@ def test_a_tokenizer_that_cannot_load_here_is_refused_before_scoring_or_training
     from sacrebleu.tokenizers import tokenizer_spm
 
     from recipes.registry import load_config
-    from zoo.training.validation import validate_config
+    from zoo.config_checks import validate_config
 
     def download_file(url, path):  # a machine without network: flores200 fetches its SentencePiece model
         raise URLError("Name or service not known")

@@ -7,7 +7,7 @@ import tensorflow as tf
 from recipes import load_config
 from zoo.training import build_model, train_and_evaluate
 from zoo.training.sampled_vocabulary import sample_vocabulary, with_sampled_vocabulary
-from zoo.training.validation import config_problems
+from zoo.config_checks import config_problems
 
 TARGETS = np.array([[7, 3, 2, 0, 0], [9, 9, 40, 3, 2], [5, 2, 0, 0, 0]], np.int32)  # 0 = padding, 2 = </s>
 

@@ -13,7 +13,7 @@ from zoo.data import DataError
 from zoo.data.tsv_stream import TsvScan, scan_tsv
 from zoo.training import build_tokenizers, inputs, streaming
 from zoo.training.inputs import load_data, make_train_dataset
-from zoo.training.validation import validate_config
+from zoo.config_checks import validate_config
 
 CHARS = dict(source_tokenizer="char", target_tokenizer="char", source_vocab_size=0, target_vocab_size=0)
 

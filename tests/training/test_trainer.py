@@ -193,7 +193,7 @@ def test_killed_run_resumes_where_its_checkpoint_left_off(tmp_path):
 
 BAD_INPUTS = {
     "unknown-recipe": (["--recipe", "nope"], r"unknown recipe 'nope'; expected one of \[.*'dates_bahdanau'.*'text'"),
-    "unknown-preset": (["--model", "transformer"], r"Unknown model preset 'transformer'; expected one of \[.*'rnnenc'"),
+    "unknown-preset": (["--model", "transformer"], r"model='transformer' \(expected one of \[.*'rnnenc'"),
     "missing-tsv": (["--recipe", "text", "--train_tsv", "/no/such.tsv"], r"/no/such\.tsv"),
     "malformed-tsv": (["--recipe", "text", "--train_tsv", "{malformed}"], r"malformed\.tsv:2"),
     "empty-tsv": (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),

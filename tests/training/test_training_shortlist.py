@@ -9,7 +9,7 @@ from recipes import train_and_export
 from zoo.constants import read_export_settings
 from zoo.data import CharTokenizer, ShortlistTable
 from zoo.training.inputs import build_shortlist
-from zoo.training.validation import config_problems
+from zoo.config_checks import config_problems
 
 PAIRS = [("3 mars", "03-03"), ("4 avril", "04-04"), ("12 mai", "05-12")]
 

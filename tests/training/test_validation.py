@@ -4,7 +4,7 @@ import pytest
 
 import recipes
 from recipes.configs import base
-from zoo.training.validation import RULES, config_problems, validate_config
+from zoo.config_checks import RULES, config_problems, validate_config
 
 FREE = {"dates_seed"}  # any integer seeds the dates generator
 
@@ -72,8 +72,8 @@ def test_all_problems_at_once_and_the_cross_field_floor():
     config = recipes.load_config("text")
     config.update(batch_size=0, model="transformer", min_learning_rate=0.5)
     assert config_problems(config) == [
-        "model='transformer': Unknown model preset 'transformer'; expected one of ['rnnenc', 'bahdanau', "
-        "'luong_dot', 'luong_general', 'luong_concat', 'reduced_rank'].",
+        "model='transformer' (expected one of ['rnnenc', 'bahdanau', 'luong_dot', 'luong_general', "
+        "'luong_concat', 'reduced_rank'])",
         "batch_size=0 (expected >= 1)",
         "min_learning_rate=0.5 (expected <= learning_rate=0.001: the schedule never goes below it)",
     ]
@@ -120,3 +120,39 @@ def test_the_tokenizer_and_batch_fields_are_checked_together(overrides, problem)
     with pytest.raises(ValueError, match="^invalid config: ") as raised:
         validate_config(config)
     assert "\n" not in str(raised.value)
+
+
+def test_the_choices_named_in_constants_are_the_ones_the_zoo_has():
+    import zoo.models
+    from zoo import constants
+    from zoo.data import sentencepiece_model, tokenizer_kinds
+    from zoo.models.recurrent_cells import CELLS
+
+    assert constants.PRESET_NAMES == tuple(zoo.models.presets())
+    assert sorted(constants.TOKENIZER_TYPES) == tokenizer_kinds.tokenizer_types() == tokenizer_kinds.registered_types()
+    assert constants.RNN_CELLS == tuple(CELLS)
+    with pytest.raises(ValueError, match="model_type"):  # the trainer refuses what the rule refuses
+        sentencepiece_model._check_options(100, "word", "nfc", 1.0)
+    sentencepiece_model._check_options(100, constants.SPM_MODEL_TYPES[-1], constants.SPM_NORMALIZATIONS[-1], 1.0)
+
+
+def test_reading_a_recipe_and_checking_its_fields_imports_neither_tensorflow_nor_keras():
+    """What zoo-train does before it imports TensorFlow, so that a typo is answered at once."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import recipes\n"
+        "from zoo.config_checks import config_problems\n"
+        "for name in recipes.recipe_names():\n"
+        "    config = recipes.load_config(name)\n"
+        "    config.update(batch_size=0, model='nosuch', encoder_cell='rnn', source_tokenizer='bpe', "
+        "spm_model_type='x', stream_train='true', cpu_replicas=2, strategy='tpu')\n"
+        "    problems = config_problems(config, model=False)\n"
+        "    assert len(problems) >= 6, problems\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tensorflow_text')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -12,19 +12,16 @@ import unicodedata
 
 import tensorflow as tf
 
+from zoo.constants import SPM_BYTE_PIECES, SPM_MODEL_TYPES, SPM_NORMALIZATIONS
 from zoo.data import vocabulary
 from zoo.data.normalization import normalize
 from zoo.data.sampling import reservoir_sample
 
 logger = logging.getLogger(__name__)
 
-MODEL_TYPES = ("unigram", "bpe")
-BYTE_PIECES = 256  # pieces byte fallback adds, one per byte value
-# SentencePiece's built-in normalization rules (the rule travels inside the model file), and
-# "nfc", which SentencePiece lacks: the tokenizer NFC-normalizes in the graph (TensorFlow
-# Text's normalize_utf8) and the model, trained on NFC text with the identity rule, is named
-# "nfc" so that whoever loads it knows.
-NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity", "nfc")
+# The normalization "nfc" (zoo.constants.SPM_NORMALIZATIONS), which SentencePiece lacks: the
+# tokenizer NFC-normalizes in the graph (TensorFlow Text's normalize_utf8) and the model,
+# trained on NFC text with the identity rule, is named "nfc" so that whoever loads it knows.
 NFC = "nfc"
 # Sentences the trainer sees at most: a uniform sample of a larger corpus (bounded memory).
 DEFAULT_MAX_SENTENCES = 300_000
@@ -56,8 +53,8 @@ def train_model(
         too small for it gives the largest size it allows, with one logged warning.
       model_type: "unigram" or "bpe".
       byte_fallback: characters outside the vocabulary become UTF-8 byte pieces instead
-        of `<unk>` (`BYTE_PIECES` pieces of the vocabulary).
-      normalization: one of `NORMALIZATIONS` ("nmt_nfkc": NFKC plus whitespace cleanup;
+        of `<unk>` (`SPM_BYTE_PIECES` pieces of the vocabulary).
+      normalization: one of `SPM_NORMALIZATIONS` ("nmt_nfkc": NFKC plus whitespace cleanup;
         "nfc": canonical composition only, so compatibility characters such as "ﬁ" or
         full-width letters stay as they are).
       character_coverage: share of the corpus' characters that get pieces of their own.
@@ -141,11 +138,11 @@ def _renamed_rule(model_proto, name):
 
 
 def _check_options(vocab_size, model_type, normalization, character_coverage):
-    if model_type not in MODEL_TYPES:
-        raise ValueError(f"unknown sentencepiece model_type {model_type!r}, expected one of {list(MODEL_TYPES)}")
-    if normalization not in NORMALIZATIONS:
+    if model_type not in SPM_MODEL_TYPES:
+        raise ValueError(f"unknown sentencepiece model_type {model_type!r}, expected one of {list(SPM_MODEL_TYPES)}")
+    if normalization not in SPM_NORMALIZATIONS:
         raise ValueError(
-            f"unknown sentencepiece normalization {normalization!r}, expected one of {list(NORMALIZATIONS)}"
+            f"unknown sentencepiece normalization {normalization!r}, expected one of {list(SPM_NORMALIZATIONS)}"
         )
     if not 0 < character_coverage <= 1:
         raise ValueError(f"character_coverage must be in (0, 1], got {character_coverage}")
@@ -213,7 +210,7 @@ def _smaller_size(message, size, byte_fallback):
     too_low = _TOO_LOW.search(message)
     if too_low:
         needed = int(too_low.group(2))
-        what = f"reserved tokens, {BYTE_PIECES} byte pieces" if byte_fallback else "reserved tokens"
+        what = f"reserved tokens, {SPM_BYTE_PIECES} byte pieces" if byte_fallback else "reserved tokens"
         raise ValueError(
             f"vocab_size={size} is too small for this corpus: its {what} and characters need "
             f"{needed} pieces; expected vocab_size >= {needed} (or, from Python, a lower character_coverage)"

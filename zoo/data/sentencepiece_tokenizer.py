@@ -161,7 +161,7 @@ class SentencePieceTokenizer(Tokenizer):
     def encode(self, texts):
         """tf.string `(B,)` -> tf.RaggedTensor int32 `(B, None)`, without `<s>`/`</s>`."""
         texts = normalize(texts, self.lowercase)
-        if self._nfc:  # the model's own rule is the identity: see sentencepiece_model.NORMALIZATIONS
+        if self._nfc:  # the model's own rule is the identity: see zoo.constants.SPM_NORMALIZATIONS
             texts = import_tensorflow_text().normalize_utf8(texts, "NFC")
         return self._sentencepiece.tokenize(texts)
 

@@ -7,7 +7,7 @@ the built-in kinds' modules are imported the first time a kind is looked up.
 import importlib
 import os
 
-from zoo.constants import read_json_object
+from zoo.constants import TOKENIZER_TYPES, read_json_object
 
 CONFIG_FILE = "tokenizer.json"
 # The modules of the built-in kinds (`zoo.data` imports its modules lazily).
@@ -32,6 +32,12 @@ def _known_kinds():
 def tokenizer_types():
     """The tokenizer type names `build_tokenizer` and `tokenizer.json` accept."""
     return sorted(_known_kinds())
+
+
+def registered_types():
+    """`tokenizer_types()` without importing the built-in kinds' modules (they need TensorFlow): their
+    names, and those of the kinds registered so far, e.g. by a user's recipe file."""
+    return sorted(set(TOKENIZER_TYPES) | set(_KINDS))
 
 
 def tokenizer_class(kind):

@@ -17,13 +17,13 @@ import os
 
 import tensorflow as tf
 
+from zoo.constants import STREAM_SAMPLE_SIZE
 from zoo.data.pipeline import TOKENIZE_BATCH, Batching, tokenize_pairs
 from zoo.data.sampling import reservoir_sample
 from zoo.data.tsv import BadLine, DataError, check_bad_lines, decode_line, open_tsv, split_line
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SAMPLE_SIZE = 300_000  # pairs kept by `scan_tsv` (the vocabulary's training text)
 DEFAULT_SHUFFLE_BUFFER = 100_000  # tokenized pairs held for shuffling
 _KEPT_BAD_LINES = 3  # bad lines quoted in errors and logs; the rest are only counted
 
@@ -47,7 +47,7 @@ class TsvScan:
     bad_lines: list
 
 
-def scan_tsv(path, *, sample_size=DEFAULT_SAMPLE_SIZE, seed=0, strict=False, max_bad_fraction=0.1):
+def scan_tsv(path, *, sample_size=STREAM_SAMPLE_SIZE, seed=0, strict=False, max_bad_fraction=0.1):
     """Reads a TSV file once, line by line: counts, checks and samples its pairs.
 
     Args:

@@ -1,6 +1,6 @@
 """Encoder-decoder models and the catalog of named presets."""
 
-from zoo.models import defaults
+from zoo import model_defaults as defaults  # zoo.models.defaults, as before
 from zoo.models.bahdanau import BahdanauSeq2Seq
 from zoo.models.catalog import PRESETS, Preset, build, check, get_preset, presets, recipe_overrides
 from zoo.models.encoder import BidirectionalEncoder

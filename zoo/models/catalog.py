@@ -4,7 +4,7 @@ import dataclasses
 import inspect
 import numbers
 
-from zoo.models import defaults
+from zoo import model_defaults as defaults
 from zoo.models.bahdanau import BahdanauSeq2Seq
 from zoo.models.luong import LuongSeq2Seq
 from zoo.models.rnnenc import RNNEncSeq2Seq
@@ -16,7 +16,7 @@ class Preset:
     """A named model: its class, its constructor arguments and the paper it follows.
 
     `defaults` holds every constructor argument of `model_class` (sizes from
-    `zoo.models.defaults`) with the preset's own choices applied, e.g. `attention="dot"`.
+    `zoo.model_defaults`) with the preset's own choices applied, e.g. `attention="dot"`.
     """
 
     name: str

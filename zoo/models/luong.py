@@ -5,7 +5,7 @@ from keras import ops
 
 from zoo import layers
 from zoo.layers.linear import linear
-from zoo.models import defaults
+from zoo import model_defaults as defaults
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq
 

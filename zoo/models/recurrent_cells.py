@@ -10,6 +10,7 @@ attention context) go through `project_extra`.
 import keras
 from keras import ops
 
+from zoo.constants import RNN_CELLS
 from zoo.layers.linear import linear
 
 
@@ -188,7 +189,7 @@ class GRUCell(_GatedCell):
         return h, (h,)
 
 
-CELLS = {"lstm": LSTMCell, "gru": GRUCell}
+CELLS = dict(zip(RNN_CELLS, (LSTMCell, GRUCell)))
 
 
 def make_cell(kind, units, projected_dim, extra_dim=0, name=None, dtype=None):

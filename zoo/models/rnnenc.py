@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.models import defaults
+from zoo import model_defaults as defaults
 from zoo.models.maxout_output import MaxoutOutput, MaxoutOutputHooks
 from zoo.models.recurrent_cells import make_cell
 from zoo.models.seq2seq import Seq2Seq

@@ -7,7 +7,7 @@ from keras import ops
 
 from zoo.constants import FIRST_REGULAR_ID, PAD_ID
 from zoo.layers.linear import linear
-from zoo.models import defaults
+from zoo import model_defaults as defaults
 from zoo.models.encoder import BidirectionalEncoder
 from zoo.models.id_checks import checked_inputs
 from zoo.models.listed_layers import with_listed_layers
@@ -51,7 +51,7 @@ class Seq2Seq(keras.Model):
         `output_logits` (computed outside the time loop during training) is it
         applied to `output_hidden`, and `restrict_output` takes columns of it.
 
-    Defaults of every size: `zoo.models.defaults`.
+    Defaults of every size: `zoo.model_defaults`.
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes, reserved ids included.

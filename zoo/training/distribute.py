@@ -21,10 +21,7 @@ import keras
 import tensorflow as tf
 
 from zoo import machine
-from zoo.constants import STRATEGIES
-
-CPU_REPLICA_STRATEGIES = ("auto", "mirrored")  # those under which `cpu_replicas` >= 2 splits the CPU
-SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile and static_shapes fields
+from zoo.constants import CPU_REPLICA_STRATEGIES, STRATEGIES, SWITCH_VALUES
 
 # Device files of a Cloud TPU VM (and of Colab's TPU runtime): v2-v4 chips, v5 and later.
 _TPU_DEVICE_FILES = ("/dev/accel0", "/dev/vfio/0")

@@ -22,6 +22,7 @@ import keras
 import zoo.models
 from zoo import machine, metrics, plot
 from zoo.atomic_write import write_json
+from zoo.config_checks import validate_config
 from zoo.constants import ATTENTION_PLOT_FILE, CURVES_PLOT_FILE, EVALUATIONS_FILE, SHORTLIST_FILE, VOCAB_DIR
 from zoo.inference import KerasTranslator, evaluate
 from zoo.models.workdir import decoding_settings
@@ -33,7 +34,6 @@ from zoo.training.inputs import (  # noqa: F401 (zoo.training's names)
 from zoo.training.optimization import compile_model  # noqa: F401 (zoo.training's names)
 from zoo.training.placement import fit, place, prepare
 from zoo.training.progress_bar import StepsProgbar
-from zoo.training.validation import validate_config
 from zoo.training.workdir import check_config, hold_workdir, write_config
 
 # -- the workdir ----------------------------------------------------------------------------

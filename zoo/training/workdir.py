@@ -8,14 +8,14 @@ try:
 except ImportError:  # Windows: no advisory locks here, runs are not kept apart
     fcntl = None
 
-import zoo.models
+from zoo import model_defaults
 from zoo.atomic_write import remove_stale_temporaries, write_json
 from zoo.constants import VOCAB_DIR, read_json_object
 from zoo.data import datasets
 
 # Config fields that fix the data, the vocabulary or the model's shape: a workdir trained
 # with other values cannot be resumed.
-MODEL_FIELDS = ("model",) + zoo.models.defaults.SIZE_FIELDS + zoo.models.defaults.CHOICE_FIELDS
+MODEL_FIELDS = ("model",) + model_defaults.SIZE_FIELDS + model_defaults.CHOICE_FIELDS
 VOCAB_FIELDS = (
     "source_tokenizer", "target_tokenizer", "source_vocab_size", "target_vocab_size",
     "vocab_min_count", "lowercase", "shared_vocab", "spm_model_type", "spm_byte_fallback", "spm_normalization",

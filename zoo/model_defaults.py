@@ -3,6 +3,8 @@
 The model classes take them as constructor defaults, the catalog's presets get them from
 the classes, and the recipes (`recipes/configs/base.py`) start from them, so that a preset
 trained by `zoo-train` and one built with `zoo.models.build(name, ...)` have the same sizes.
+Standard library only, outside `zoo.models` (whose package imports Keras), so that a recipe
+can be read, and its fields checked, before TensorFlow loads; `zoo.models.defaults` names it too.
 """
 
 import numbers

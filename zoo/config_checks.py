@@ -4,6 +4,10 @@
 it accepts: "invalid config: batch_size=0 (expected >= 1); learning_rate=-0.1 (expected > 0)".
 Fields not listed in `RULES` (the dates generator's seed, file names, fields a user's recipe
 adds) take any value of their type; the data fields are checked when the data is read.
+
+Standard library only, with the choices in `zoo.constants`, so that `zoo-train` answers a bad
+field in a fraction of a second, before TensorFlow loads; only the check of the model fields
+together (`model=True`, the default) imports Keras, for it builds the preset's layers.
 """
 
 import importlib
@@ -11,11 +15,19 @@ import math
 
 from zoo.constants import (
     BEAM_STOPPING,
+    CPU_REPLICA_STRATEGIES,
     DEFAULT_MAX_BEAM_WIDTH,
     ENCODER_IMPLEMENTATIONS,
+    FIRST_REGULAR_ID,
     MAX_LENGTH_PENALTY,
     PRECISIONS,
+    PRESET_NAMES,
+    RNN_CELLS,
+    SPM_BYTE_PIECES,
+    SPM_MODEL_TYPES,
+    SPM_NORMALIZATIONS,
     STRATEGIES,
+    SWITCH_VALUES,
 )
 
 _MAX_ID = 2**31 - 1  # ids are int32
@@ -71,12 +83,6 @@ def _attribute(module, name):
     return lambda: getattr(importlib.import_module(module), name)
 
 
-def _known_preset(name):
-    import zoo.models
-
-    return zoo.models.get_preset(name) is not None  # its ValueError names the valid presets
-
-
 def _check_model(config):
     import zoo.models
 
@@ -84,15 +90,9 @@ def _check_model(config):
 
 
 def _tokenizers():
-    from zoo import data
+    from zoo.data.tokenizer_kinds import registered_types
 
-    return data.tokenizer_types()
-
-
-def _cells():
-    from zoo.models.recurrent_cells import CELLS
-
-    return sorted(CELLS)
+    return registered_types()
 
 
 def _bleu_loads(name):  # the dev set is scored after the first epoch: a tokenizer that cannot load fails now
@@ -108,17 +108,10 @@ def _date_languages():
 
 
 def _switch():
-    def values():
-        from zoo.training.distribute import SWITCH_VALUES
-
-        return SWITCH_VALUES
-
-    return Rule(lambda value: str(value).lower() in values(), "'auto', 'true' or 'false'")
+    return Rule(lambda value: str(value).lower() in SWITCH_VALUES, "'auto', 'true' or 'false'")
 
 
 def _vocab_size():
-    from zoo.constants import FIRST_REGULAR_ID
-
     return Rule(lambda value: value == 0 or FIRST_REGULAR_ID < value <= _MAX_ID,
                 f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens) and <= {_MAX_ID} (int32 ids)")
 
@@ -139,15 +132,14 @@ RULES = {
     "source_tokenizer": one_of(_tokenizers), "target_tokenizer": one_of(_tokenizers),
     "source_vocab_size": _vocab_size(), "target_vocab_size": _vocab_size(),
     "vocab_min_count": POSITIVE, "max_source_length": COUNT, "max_target_length": COUNT,
-    "spm_model_type": one_of(_attribute("zoo.data.sentencepiece_model", "MODEL_TYPES")),
-    "spm_normalization": one_of(_attribute("zoo.data.sentencepiece_model", "NORMALIZATIONS")),
+    "spm_model_type": one_of(SPM_MODEL_TYPES), "spm_normalization": one_of(SPM_NORMALIZATIONS),
     "stream_train": SWITCH, "stream_sample_size": POSITIVE, "shuffle_buffer_size": COUNT,
     # model
-    "model": Rule(_known_preset, "a preset of zoo.models.presets()"), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
+    "model": one_of(PRESET_NAMES), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
-    "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(_cells),
+    "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(RNN_CELLS),
     "encoder_implementation": one_of(ENCODER_IMPLEMENTATIONS),
-    "decoder_cell": one_of(_cells), "dropout": between(0.0, 1.0, high_included=False),
+    "decoder_cell": one_of(RNN_CELLS), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(PRECISIONS),
     # where it trains (docs/scaling.md)
     "strategy": one_of(STRATEGIES), "steps_per_execution": COUNT,
@@ -177,8 +169,12 @@ RULES = {
 }  # fmt: skip
 
 
-def config_problems(config):
-    """`["field=value (expected ...)", ...]` for every field of `config` that `RULES` refuses."""
+def config_problems(config, model=True):
+    """`["field=value (expected ...)", ...]` for every field of `config` that `RULES` refuses.
+
+    `model=False` leaves out the check of the model fields together, the one that needs Keras (it builds
+    the preset's layers): the rest imports neither TensorFlow nor Keras, so a command can run it first.
+    """
     problems = []
     for field, rule in RULES.items():
         if field not in config:
@@ -190,7 +186,7 @@ def config_problems(config):
             problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
         except ValueError as error:
             problems.append(f"{field}={config[field]!r}: {error}")
-    if "model" in config and not problems:  # a field-level problem would only resurface in the model's words
+    if model and "model" in config and not problems:  # a field-level problem would only resurface in the model's words
         try:  # the model fields together: a choice the preset lacks, sizes that do not fit each other
             _check_model(config)
         except ValueError as error:
@@ -217,8 +213,6 @@ def _cudnn_xla(config, fields):
 
 
 def _cpu_replicas(config, fields):
-    from zoo.training.distribute import CPU_REPLICA_STRATEGIES
-
     if {"cpu_replicas", "strategy"} <= fields and config.cpu_replicas > 1 \
             and config.strategy not in CPU_REPLICA_STRATEGIES:
         yield (f"cpu_replicas={config.cpu_replicas!r} (expected 0 with strategy={config.strategy!r}: replicas of the "
@@ -241,14 +235,11 @@ def _sampled_vocabulary(config, fields):
 
 def _vocabularies(config, fields):
     """A sentencepiece side has a fixed size; a shared vocabulary has one kind and one size."""
-    from zoo.constants import FIRST_REGULAR_ID
-    from zoo.data.sentencepiece_model import BYTE_PIECES
-
     for side in ("source", "target"):
         if not {f"{side}_tokenizer", f"{side}_vocab_size"} <= fields:
             continue
         kind, size = config.get(f"{side}_tokenizer"), config.get(f"{side}_vocab_size", 0)
-        byte_pieces = BYTE_PIECES if config.get("spm_byte_fallback", False) else 0
+        byte_pieces = SPM_BYTE_PIECES if config.get("spm_byte_fallback", False) else 0
         if kind == "sentencepiece" and size <= FIRST_REGULAR_ID + byte_pieces:
             first = f"the {FIRST_REGULAR_ID} reserved tokens" + (f" and {byte_pieces} byte pieces" if byte_pieces else "")
             yield (f"{side}_vocab_size={size!r} (expected > {FIRST_REGULAR_ID + byte_pieces} with "
@@ -287,8 +278,8 @@ def _streaming(config, fields):
                "only dataset 'tsv' streams its training file)")
 
 
-def validate_config(config):
-    """Raises `ValueError` naming every field whose value cannot work; see `RULES`."""
-    problems = config_problems(config)
+def validate_config(config, model=True):
+    """Raises `ValueError` naming every field whose value cannot work; see `RULES` and `config_problems`."""
+    problems = config_problems(config, model)
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
