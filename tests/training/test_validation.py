@@ -126,11 +126,9 @@ def test_the_choices_named_in_constants_are_the_ones_the_zoo_has():
     import zoo.models
     from zoo import constants
     from zoo.data import sentencepiece_model, tokenizer_kinds
-    from zoo.models.recurrent_cells import CELLS
 
     assert constants.PRESET_NAMES == tuple(zoo.models.presets())
     assert sorted(constants.TOKENIZER_TYPES) == tokenizer_kinds.tokenizer_types() == tokenizer_kinds.registered_types()
-    assert constants.RNN_CELLS == tuple(CELLS)
     with pytest.raises(ValueError, match="model_type"):  # the trainer refuses what the rule refuses
         sentencepiece_model._check_options(100, "word", "nfc", 1.0)
     sentencepiece_model._check_options(100, constants.SPM_MODEL_TYPES[-1], constants.SPM_NORMALIZATIONS[-1], 1.0)

@@ -10,8 +10,8 @@ import os
 from zoo.constants import TOKENIZER_TYPES, read_json_object
 
 CONFIG_FILE = "tokenizer.json"
-# The modules of the built-in kinds (`zoo.data` imports its modules lazily).
-_BUILT_IN = ("zoo.data.char_tokenizer", "zoo.data.word_tokenizer", "zoo.data.sentencepiece_tokenizer")
+# The modules of the built-in kinds, `zoo.data.<kind>_tokenizer` (`zoo.data` imports its modules lazily).
+_BUILT_IN = tuple(f"zoo.data.{kind}_tokenizer" for kind in TOKENIZER_TYPES)
 
 _KINDS = {}
 

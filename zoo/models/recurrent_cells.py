@@ -189,7 +189,7 @@ class GRUCell(_GatedCell):
         return h, (h,)
 
 
-CELLS = dict(zip(RNN_CELLS, (LSTMCell, GRUCell)))
+CELLS = dict(zip(RNN_CELLS, (LSTMCell, GRUCell), strict=True))  # a name without a class fails at import
 
 
 def make_cell(kind, units, projected_dim, extra_dim=0, name=None, dtype=None):
