@@ -12,8 +12,11 @@ together (`model=True`, the default) imports Keras, for it builds the preset's l
 
 import importlib
 import math
+import sys
 
 from zoo.constants import (
+    ATTENTION_ALIASES,
+    ATTENTION_SCORES,
     BEAM_STOPPING,
     CPU_REPLICA_STRATEGIES,
     DEFAULT_MAX_BEAM_WIDTH,
@@ -89,6 +92,17 @@ def _check_model(config):
     zoo.models.check(config.model, **zoo.models.recipe_overrides(config.model, config))
 
 
+def _attention():
+    """`attention`: None (the preset's score) or a built-in score name, or one that a recipe file registered with
+    `zoo.layers.register` (then the registry is loaded; without it, Keras is not imported to ask)."""
+    def names():
+        registry = sys.modules.get("zoo.layers.registry")
+        extra = set(registry.names()) | set(registry.aliases()) if registry else set()
+        return sorted(set(ATTENTION_SCORES) | set(ATTENTION_ALIASES) | extra)
+
+    return Rule(lambda value: value is None or value in names(), lambda: f"None (the preset's) or one of {names()}")
+
+
 def _tokenizers():
     from zoo.data.tokenizer_kinds import registered_types
 
@@ -137,7 +151,7 @@ RULES = {
     # model
     "model": one_of(PRESET_NAMES), "embedding_dim": POSITIVE, "encoder_units": POSITIVE,
     "encoder_layers": POSITIVE, "decoder_units": POSITIVE, "attention_units": POSITIVE,
-    "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(RNN_CELLS),
+    "attention_rank": POSITIVE, "output_units": POSITIVE, "encoder_cell": one_of(RNN_CELLS), "attention": _attention(),
     "encoder_implementation": one_of(ENCODER_IMPLEMENTATIONS),
     "decoder_cell": one_of(RNN_CELLS), "dropout": between(0.0, 1.0, high_included=False),
     "precision": one_of(PRECISIONS),

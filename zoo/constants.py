@@ -46,6 +46,9 @@ CPU_REPLICA_STRATEGIES = ("auto", "mirrored")  # those under which `cpu_replicas
 SWITCH_VALUES = ("auto", "true", "false")  # of the jit_compile, static_shapes and stream_train fields
 PRESET_NAMES = ("rnnenc", "bahdanau", "luong_dot", "luong_general", "luong_concat", "reduced_rank")  # zoo.models
 RNN_CELLS = ("lstm", "gru")  # zoo.models.recurrent_cells
+# The attention scores zoo.layers registers, canonical names then aliases (zoo.layers.names(), aliases()).
+ATTENTION_SCORES = ("additive", "concat", "dot", "general", "reduced_rank")
+ATTENTION_ALIASES = {"bahdanau": "additive", "multiplicative": "general"}
 TOKENIZER_TYPES = ("char", "word", "sentencepiece")  # the built-in kinds of zoo.data.tokenizer_kinds
 SPM_MODEL_TYPES = ("unigram", "bpe")  # zoo.data.sentencepiece_model
 # SentencePiece's built-in normalization rules (the rule travels inside the model file), and

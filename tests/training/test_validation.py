@@ -89,6 +89,22 @@ def test_the_model_fields_are_checked_together():
     assert config_problems(config) == []
 
 
+def test_an_unknown_score_is_refused_before_keras_and_a_registered_one_is_accepted(monkeypatch):
+    config = recipes.load_config("dates_luong_general")
+    config.attention = "genral"
+    problems = config_problems(config, model=False)
+    assert problems == ["attention='genral' (expected None (the preset's) or one of ['additive', 'bahdanau', 'concat', "
+                        "'dot', 'general', 'multiplicative', 'reduced_rank'])"], problems
+    for name in ("multiplicative", "reduced_rank", None):
+        config.attention = name
+        assert config_problems(config) == []
+    from zoo.layers import registry
+
+    monkeypatch.setitem(registry._CLASSES, "scaled_general", registry._CLASSES["general"])  # as register() adds it
+    config.attention = "scaled_general"
+    assert config_problems(config, model=False) == []
+
+
 @pytest.mark.parametrize(
     "overrides, problem",
     [
@@ -128,6 +144,8 @@ def test_the_choices_named_in_constants_are_the_ones_the_zoo_has():
     from zoo.data import sentencepiece_model, tokenizer_kinds
 
     assert constants.PRESET_NAMES == tuple(zoo.models.presets())
+    assert list(constants.ATTENTION_SCORES) == zoo.layers.names()
+    assert constants.ATTENTION_ALIASES == zoo.layers.aliases()
     assert sorted(constants.TOKENIZER_TYPES) == tokenizer_kinds.tokenizer_types() == tokenizer_kinds.registered_types()
     with pytest.raises(ValueError, match="model_type"):  # the trainer refuses what the rule refuses
         sentencepiece_model._check_options(100, "word", "nfc", 1.0)
@@ -146,9 +164,9 @@ def test_reading_a_recipe_and_checking_its_fields_imports_neither_tensorflow_nor
         "for name in recipes.recipe_names():\n"
         "    config = recipes.load_config(name)\n"
         "    config.update(batch_size=0, model='nosuch', encoder_cell='rnn', source_tokenizer='bpe', "
-        "spm_model_type='x', stream_train='true', cpu_replicas=2, strategy='tpu')\n"
+        "spm_model_type='x', stream_train='true', cpu_replicas=2, strategy='tpu', attention='nosuch')\n"
         "    problems = config_problems(config, model=False)\n"
-        "    assert len(problems) >= 6, problems\n"
+        "    assert len(problems) >= 7 and any(p.startswith(\"attention='nosuch'\") for p in problems), problems\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tensorflow_text')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
