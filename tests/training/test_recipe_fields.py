@@ -35,7 +35,7 @@ def test_attention_decoder_layers_and_input_feeding_come_from_the_recipe():
 def test_bad_model_choices_fail_before_any_data_is_read():
     config = load_config("dates_luong_general")
     config.attention = "luong"
-    with pytest.raises(ValueError, match=r"attention: unknown attention 'luong'; expected one of \[.*'reduced_rank'"):
+    with pytest.raises(ValueError, match=r"^invalid config: attention='luong' \(expected None \(the preset's\) or one of \[.*'reduced_rank'\]\)$"):
         validate_config(config)
     config = load_config("dates_bahdanau")
     config.input_feeding = False

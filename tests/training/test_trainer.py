@@ -199,7 +199,7 @@ BAD_INPUTS = {
     "empty-tsv": (["--recipe", "text", "--train_tsv", "{empty}"], r"empty\.tsv"),
     "dates-with-dev-only": (["--dev_tsv", "{malformed}"], r"--dev_tsv needs --train_tsv"),
     "unknown-attention": (["--model", "luong_general", "--config.attention=luong"],
-                          r"attention: unknown attention 'luong'; expected one of \[.*'reduced_rank'"),
+                          r"invalid config: attention='luong' \(expected None \(the preset's\) or one of \[.*'reduced_rank'\]\)$"),
     "unknown-dataset": (["--config.dataset=wmt"], r"unknown dataset 'wmt'; expected one of \['dates', 'tfds', 'tsv'\]"),
     "unknown-tfds-name": (["--config.dataset=tfds", "--config.tfds_name=no_such_dataset"],
                           r"TFDS dataset 'no_such_dataset' split 'train': Dataset no_such_dataset not found\.$"),
