@@ -6,8 +6,9 @@ Fields not listed in `RULES` (the dates generator's seed, file names, fields a u
 adds) take any value of their type; the data fields are checked when the data is read.
 
 Standard library only, with the choices in `zoo.constants`, so that `zoo-train` answers a bad
-field in a fraction of a second, before TensorFlow loads; only the check of the model fields
-together (`model=True`, the default) imports Keras, for it builds the preset's layers.
+field in a fraction of a second, before TensorFlow loads; only the check of the model sizes
+together (`model=True`, the default) imports Keras, for it builds the preset's layers. The checks
+of several fields together are in `zoo.config_combinations`.
 """
 
 import importlib
@@ -18,22 +19,20 @@ from zoo.constants import (
     ATTENTION_ALIASES,
     ATTENTION_SCORES,
     BEAM_STOPPING,
-    CPU_REPLICA_STRATEGIES,
     DEFAULT_MAX_BEAM_WIDTH,
     ENCODER_IMPLEMENTATIONS,
     FIRST_REGULAR_ID,
+    INT32_MAX,
     MAX_LENGTH_PENALTY,
     PRECISIONS,
     PRESET_NAMES,
     RNN_CELLS,
-    SPM_BYTE_PIECES,
     SPM_MODEL_TYPES,
     SPM_NORMALIZATIONS,
     STRATEGIES,
     SWITCH_VALUES,
 )
-
-_MAX_ID = 2**31 - 1  # ids are int32
+from zoo.config_combinations import COMBINATIONS, preset_choices
 
 
 class Rule:
@@ -126,8 +125,8 @@ def _switch():
 
 
 def _vocab_size():
-    return Rule(lambda value: value == 0 or FIRST_REGULAR_ID < value <= _MAX_ID,
-                f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens) and <= {_MAX_ID} (int32 ids)")
+    return Rule(lambda value: value == 0 or FIRST_REGULAR_ID < value <= INT32_MAX,
+                f"0 (no limit) or > {FIRST_REGULAR_ID} (the reserved tokens) and <= {INT32_MAX} (int32 ids)")
 
 
 def _languages():
@@ -200,96 +199,21 @@ def config_problems(config, model=True):
             problems.append(f"{field}={config[field]!r} (expected {rule.expected})")
         except ValueError as error:
             problems.append(f"{field}={config[field]!r}: {error}")
+    problems.extend(preset_choices(config, set(config.keys()) - _fields_of(problems)))  # a choice the preset lacks
     if model and "model" in config and not problems:  # a field-level problem would only resurface in the model's words
-        try:  # the model fields together: a choice the preset lacks, sizes that do not fit each other
+        try:  # the model fields together: sizes that do not fit each other
             _check_model(config)
         except ValueError as error:
             problems.append(f"model={config.model!r}: {error}")
-    reported = {problem.split("=")[0] for problem in problems}  # a field's own rule speaks first
+    reported = _fields_of(problems)  # a field's own rule speaks first
     fields = set(config.keys()) - reported  # the checks of several fields read only the valid ones
-    for check in (_learning_rate_floor, _one_clipping, _vocabularies, _token_batches, _streaming, _cudnn_xla,
-                  _cpu_replicas, _sampled_vocabulary):
+    for check in COMBINATIONS:
         problems.extend(p for p in check(config, fields) if p.split("=")[0] not in reported)
     return problems
 
 
-def _learning_rate_floor(config, fields):
-    if {"min_learning_rate", "learning_rate"} <= fields and config.min_learning_rate > config.learning_rate > 0:
-        yield (f"min_learning_rate={config.min_learning_rate!r} (expected <= learning_rate="
-               f"{config.learning_rate!r}: the schedule never goes below it)")
-
-
-def _cudnn_xla(config, fields):
-    if {"encoder_implementation", "jit_compile"} <= fields and config.encoder_implementation == "keras" \
-            and str(config.jit_compile).lower() == "true":
-        yield ("jit_compile='true' (expected auto or false with encoder_implementation='keras': Keras' LSTM/GRU "
-               "layers run cuDNN's kernels, which XLA cannot compile)")
-
-
-def _cpu_replicas(config, fields):
-    if {"cpu_replicas", "strategy"} <= fields and config.cpu_replicas > 1 \
-            and config.strategy not in CPU_REPLICA_STRATEGIES:
-        yield (f"cpu_replicas={config.cpu_replicas!r} (expected 0 with strategy={config.strategy!r}: replicas of the "
-               "CPU train under strategy 'mirrored' or 'auto')")
-
-
-def _one_clipping(config, fields):
-    if {"clipnorm", "global_clipnorm"} <= fields and config.clipnorm > 0 and config.global_clipnorm > 0:
-        yield (f"global_clipnorm={config.global_clipnorm!r} (expected 0 while clipnorm={config.clipnorm!r}: "
-               f"clip each gradient or all of them together, set the other to 0)")
-
-
-def _sampled_vocabulary(config, fields):
-    if {"sampled_vocabulary", "label_smoothing"} <= fields and config.sampled_vocabulary > 0 \
-            and config.label_smoothing > 0:
-        yield (f"label_smoothing={config.label_smoothing!r} (expected 0 with sampled_vocabulary="
-               f"{config.sampled_vocabulary!r}: smoothing spreads over the whole vocabulary, which such a batch does "
-               "not see)")
-
-
-def _vocabularies(config, fields):
-    """A sentencepiece side has a fixed size; a shared vocabulary has one kind and one size."""
-    for side in ("source", "target"):
-        if not {f"{side}_tokenizer", f"{side}_vocab_size"} <= fields:
-            continue
-        kind, size = config.get(f"{side}_tokenizer"), config.get(f"{side}_vocab_size", 0)
-        byte_pieces = SPM_BYTE_PIECES if config.get("spm_byte_fallback", False) else 0
-        if kind == "sentencepiece" and size <= FIRST_REGULAR_ID + byte_pieces:
-            first = f"the {FIRST_REGULAR_ID} reserved tokens" + (f" and {byte_pieces} byte pieces" if byte_pieces else "")
-            yield (f"{side}_vocab_size={size!r} (expected > {FIRST_REGULAR_ID + byte_pieces} with "
-                   f"{side}_tokenizer='sentencepiece': {first} come first)")
-    if config.get("shared_vocab"):
-        for field in ("tokenizer", "vocab_size"):
-            source, target = config.get(f"source_{field}"), config.get(f"target_{field}")
-            if source != target:
-                yield (f"shared_vocab=True (expected source_{field} == target_{field} for one vocabulary "
-                       f"of both sides, got {source!r} and {target!r})")
-
-
-def _token_batches(config, fields):
-    """`batch_tokens` sizes each bucket's batches by its longest row, which the maximum lengths bound."""
-    if not {"batch_tokens", "max_source_length", "max_target_length"} <= fields or config.batch_tokens <= 0:
-        return
-    if not (config.max_source_length and config.max_target_length):
-        yield (f"batch_tokens={config.batch_tokens!r} (expected 0 while max_source_length or max_target_length "
-               f"is 0: token batches are sized by the longest row)")
-        return
-    longest = max(config.max_source_length, config.max_target_length + 1)  # + 1: </s>
-    if config.batch_tokens < longest:
-        yield (f"batch_tokens={config.batch_tokens!r} (expected 0 or >= {longest}, the longest row: "
-               f"max_source_length, or max_target_length + 1 for </s>)")
-
-
-def _streaming(config, fields):
-    """Only dataset `tsv` reads its training file as a stream."""
-    if "stream_train" not in fields or str(config.stream_train).lower() != "true":
-        return
-    from zoo.data.datasets import dataset_name
-
-    name = dataset_name(config)
-    if name != "tsv":
-        yield (f"stream_train={config.stream_train!r} (expected 'auto' or 'false' with dataset {name!r}: "
-               "only dataset 'tsv' streams its training file)")
+def _fields_of(problems):
+    return {problem.split("=")[0] for problem in problems}
 
 
 def validate_config(config, model=True):

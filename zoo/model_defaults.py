@@ -32,6 +32,17 @@ SIZE_FIELDS = (
 )  # fmt: skip
 # Structural choices a recipe leaves at None to keep the preset's (`luong_dot` is dot attention).
 CHOICE_FIELDS = ("attention", "decoder_layers", "input_feeding")
+# The presets whose class takes every choice field, the Luong decoders (zoo.models.catalog checks it).
+CHOICE_PRESETS = ("luong_dot", "luong_general", "luong_concat", "reduced_rank")
+
+
+def choice_problems(model_name, choices):
+    """`["field=value does not apply to preset ...", ...]` for each choice of the mapping `choices` (fields of
+    `CHOICE_FIELDS`) that is set (not None) for a preset `model_name` without choices."""
+    if model_name in CHOICE_PRESETS:
+        return []
+    return [f"{field}={value!r} does not apply to preset {model_name!r}; expected it unset (None), or a preset that "
+            f"has it: {list(CHOICE_PRESETS)}" for field, value in choices.items() if value is not None]
 
 
 def checked_size(model_name, field, value, least):

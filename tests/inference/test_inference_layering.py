@@ -18,7 +18,7 @@ LIGHT_MODULES = ("zoo/inference/__init__.py", "zoo/inference/resolve.py", "zoo/i
                  "zoo/atomic_write.py", "zoo/inference/evaluation.py", "zoo/metrics.py")
 # The packages of the chain, by rank: a package imports only packages of lower rank (and itself).
 RANKS = {"zoo.data": 1, "zoo.layers": 2, "zoo.models": 3, "zoo.decoding": 4, "zoo.plot": 4, "zoo.config_checks": 4,
-         "zoo.inference": 5, "zoo.export": 5, "zoo.training": 6, "recipes": 7}
+         "zoo.config_combinations": 3, "zoo.inference": 5, "zoo.export": 5, "zoo.training": 6, "recipes": 7}
 # Modules without TensorFlow that any package may use (they import none of the chain).
 FOUNDATION = {"zoo.constants", "zoo.atomic_write", "zoo.progress", "zoo.cli", "zoo.metrics", "zoo.startup",
               "zoo.machine", "zoo.model_defaults"}

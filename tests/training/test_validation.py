@@ -82,8 +82,18 @@ def test_all_problems_at_once_and_the_cross_field_floor():
 def test_the_model_fields_are_checked_together():
     config = recipes.load_config("dates_bahdanau")
     config.attention = "concat"  # bahdanau has its own additive score, no choice of score
+    problem = ("attention='concat' does not apply to preset 'bahdanau'; expected it unset (None), or a preset that "
+               "has it: ['luong_dot', 'luong_general', 'luong_concat', 'reduced_rank']")
+    assert config_problems(config) == config_problems(config, model=False) == [problem]  # answered without Keras
+    config.attention = "genral"  # its own rule speaks, once
+    assert [p.split(" (")[0] for p in config_problems(config)] == ["attention='genral'"]
+    config.update(attention=None, input_feeding=False, model="rnnenc")
+    assert config_problems(config) == [problem.replace("attention='concat'", "input_feeding=False")
+                                       .replace("'bahdanau'", "'rnnenc'", 1)]
+    config.update(input_feeding=None, model="luong_general", decoder_layers=0)  # the model's own check, with Keras
     problems = config_problems(config)
-    assert len(problems) == 1 and problems[0].startswith("model='bahdanau': ") and "attention" in problems[0]
+    assert len(problems) == 1 and problems[0].startswith("model='luong_general': ") and "decoder_layers" in problems[0]
+    assert config_problems(config, model=False) == []
     config = recipes.load_config("dates_luong_general")
     config.attention = "concat"
     assert config_problems(config) == []
@@ -167,6 +177,8 @@ def test_reading_a_recipe_and_checking_its_fields_imports_neither_tensorflow_nor
         "spm_model_type='x', stream_train='true', cpu_replicas=2, strategy='tpu', attention='nosuch')\n"
         "    problems = config_problems(config, model=False)\n"
         "    assert len(problems) >= 7 and any(p.startswith(\"attention='nosuch'\") for p in problems), problems\n"
+        "    config.update(model='bahdanau', attention='dot')\n"
+        "    assert any(p.startswith(\"attention='dot' does not apply\") for p in config_problems(config, model=False))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'tensorflow_text')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -61,6 +61,11 @@ PRESETS = {
                 "Luong decoder with the reduced-rank multiplicative score (Q s)^T (R h)"),
     )
 }  # fmt: skip
+_CHOICES = {name: set(defaults.CHOICE_FIELDS) & set(p.defaults) for name, p in PRESETS.items()}
+if [name for name, taken in _CHOICES.items() if taken == set(defaults.CHOICE_FIELDS)] != list(defaults.CHOICE_PRESETS) \
+        or not all(taken in (set(), set(defaults.CHOICE_FIELDS)) for taken in _CHOICES.values()):  # pragma: no cover
+    raise ImportError("zoo.model_defaults.CHOICE_PRESETS must name the presets that take every field of CHOICE_FIELDS "
+                      "(and the others none)")
 
 
 def presets():
@@ -96,15 +101,11 @@ def recipe_overrides(name, fields):
     for field in defaults.SIZE_FIELDS + ("dropout",):
         if field in fields and field in preset.defaults:
             overrides[field] = fields[field]
-    for field in defaults.CHOICE_FIELDS:
-        value = fields[field] if field in fields else None
-        if value is None:
-            continue
-        if field not in preset.defaults:
-            takers = [p.name for p in PRESETS.values() if field in p.defaults]
-            raise ValueError(f"{field}={value!r} does not apply to preset {name!r}; expected it unset (None), "
-                             f"or a preset that has it: {takers}")
-        overrides[field] = value
+    choices = {field: fields[field] for field in defaults.CHOICE_FIELDS if field in fields}
+    problems = defaults.choice_problems(name, choices)
+    if problems:
+        raise ValueError(problems[0])
+    overrides.update((field, value) for field, value in choices.items() if value is not None)
     return overrides
 
 
