@@ -5,14 +5,14 @@ accepted them, and yields `"field=value (expected ...)"` lines. Standard library
 `zoo.config_checks` is.
 """
 
-from zoo.constants import CPU_REPLICA_STRATEGIES, FIRST_REGULAR_ID, PRESET_NAMES, SPM_BYTE_PIECES
+from zoo.constants import CPU_REPLICA_STRATEGIES, FIRST_REGULAR_ID, SPM_BYTE_PIECES
 from zoo.model_defaults import CHOICE_FIELDS, choice_problems
 
 
 def preset_choices(config, fields):
     """A structural choice (`CHOICE_FIELDS`: attention, decoder_layers, input_feeding) set for a preset without it,
     answered without asking Keras (`zoo.models.catalog` refuses it in the same words)."""
-    if "model" not in fields or config.model not in PRESET_NAMES:
+    if "model" not in fields:  # else its own rule refused it: not a preset
         return []
     return choice_problems(config.model, {field: config[field] for field in CHOICE_FIELDS if field in fields})
 
