@@ -75,7 +75,7 @@ def main(argv):
     try:  # a port in use, a base path that names the wrong level: said before TensorFlow's import
         check_base_path(FLAGS.model_base_path)
         sockets = listening_sockets(FLAGS.host, FLAGS.rest_api_port)
-        startup.import_tensorflow()  # before the server's modules import it: without Keras and JAX
+        startup.import_tensorflow()  # before the server's modules import it: without Keras, JAX and SciPy
         serve(FLAGS.model_base_path, FLAGS.model_name, FLAGS.host, FLAGS.rest_api_port, limits, FLAGS.poll_seconds,
               FLAGS.max_batch_size, FLAGS.num_batch_threads, FLAGS.enable_batching, on_phase=_on_phase,
               sockets=sockets)

@@ -74,21 +74,23 @@ def test_the_first_call_alone_ends_its_phase_and_the_function_keeps_its_attribut
     assert profile.phases["first_translation"][1] == seconds
 
 
-def test_tensorflow_is_imported_without_keras_and_jax_and_keras_imports_afterwards():
+def test_tensorflow_is_imported_without_keras_jax_and_scipy_which_import_afterwards():
     code = (
         "import sys\n"
         "from zoo import startup\n"
         "tf = startup.import_tensorflow()\n"
-        "print(sorted(m for m in ('keras', 'jax', 'matplotlib') if sys.modules.get(m) is not None))\n"
+        "print(sorted(m for m in ('keras', 'jax', 'matplotlib', 'scipy') if sys.modules.get(m) is not None))\n"
         "print(sorted(m for m in startup.TENSORFLOW_OPTIONAL_IMPORTS if m in sys.modules))\n"
         "import keras\n"
         "print(keras.ops.sum(tf.constant([1.0, 2.0])).numpy())\n"
+        "import scipy.sparse\n"
+        "print(scipy.sparse.issparse(scipy.sparse.eye(2)))\n"
     )
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=240)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.split("\n")[:3] == ["[]", "[]", "3.0"]
+    assert result.stdout.split("\n")[:4] == ["[]", "[]", "3.0", "True"]
 
 
 @pytest.mark.parametrize("end, status, stderr", [("pass", 0, ""), ("sys.exit(3)", 3, ""),

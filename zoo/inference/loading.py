@@ -4,7 +4,7 @@ An export runs with TensorFlow alone (plus the kernels of the op libraries its
 `zoo_export.json` lists, e.g. TensorFlow Text's for a SentencePiece export, loaded without
 their Python packages): this module imports neither Keras nor the model code unless it is
 handed a workdir that has no export yet, and for an export it even keeps `import tensorflow`
-from importing Keras and JAX (`zoo.startup.import_tensorflow`: TensorFlow looks them up
+from importing Keras, JAX and SciPy (`zoo.startup.import_tensorflow`: TensorFlow looks them up
 eagerly at import, Keras alone about a third of its import time), so the first translation
 comes seconds after the process starts. The phases end with `zoo.startup.mark`
 (`--profile_startup`).
