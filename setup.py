@@ -20,7 +20,7 @@ setup(
         "keras>=3.3",
         "numpy>=1.26",
         # TensorFlow's own bounds are >=0.5.1,<1. ml_dtypes 0.7.0 takes 0.55-0.87 s to import on this
-        # project's 2-core machine (numpy 2.4; its time in numpy's PyUFunc_AddLoop), 0.6.0 and 0.5.4
+        # project's 2-core machine (numpy 2.4; perf: comparisons and numpy's PyUFunc_AddLoop), 0.6.0 and 0.5.4
         # 4 ms: every command pays it in `import tensorflow`. Lift the bound for a release that imports
         # fast (benchmarks/startup.py prints the version it ran with).
         "ml_dtypes>=0.5.1,<0.7",
